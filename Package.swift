@@ -1,0 +1,98 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "jetstream-gateway",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "jetstream", targets: ["JetstreamCLI"]),
+        .library(name: "JetstreamModel", targets: ["JetstreamModel"]),
+        .library(name: "Jetstream", targets: ["Jetstream"]),
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        // C shims (system libraries; nghttp2 and zlib from Debian's -dev packages).
+        .systemLibrary(name: "CLinuxIO", path: "Sources/CLinuxIO"),
+        .systemLibrary(
+            name: "CNGHTTP2", path: "Sources/CNGHTTP2", pkgConfig: "libnghttp2",
+            providers: [.apt(["libnghttp2-dev"])]),
+        .systemLibrary(
+            name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+
+        // Model core: pure Swift, no I/O beyond reading a schema file.
+        .target(
+            name: "JetstreamModel",
+            dependencies: [.product(name: "Yams", package: "Yams")],
+            swiftSettings: strictSettings),
+        // The typed model framework of the original (ModelObject, Scope, observation).
+        .target(name: "Jetstream", dependencies: ["JetstreamModel"], swiftSettings: strictSettings),
+
+        // Server engine: socket loop (no HTTP) → HTTP/1 parser (pure) → HTTP/2, compression → server.
+        .target(
+            name: "SocketLoop",
+            dependencies: ["CLinuxIO", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings),
+        // Dependency-free so the libFuzzer target can compile its sources with plain swiftc.
+        .target(name: "HTTP1", swiftSettings: strictSettings),
+        .target(
+            name: "HTTP2",
+            dependencies: ["CNGHTTP2", .product(name: "HTTPTypes", package: "swift-http-types")],
+            swiftSettings: strictSettings),
+        .target(name: "HTTPCompression", dependencies: ["CZlib"], swiftSettings: strictSettings),
+        .target(
+            name: "HTTPServer",
+            dependencies: [
+                "SocketLoop", "HTTP1", "HTTP2", "HTTPCompression",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings),
+        // A tiny app on the engine for live tests and benchmarks of the engine alone.
+        .executableTarget(
+            name: "HTTPTestServer",
+            dependencies: [
+                "HTTPServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings),
+
+        // The `jetstream` command.
+        .executableTarget(
+            name: "JetstreamCLI",
+            dependencies: [
+                "JetstreamModel", "HTTPServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings),
+
+        .testTarget(
+            name: "JetstreamModelTests",
+            dependencies: [
+                "JetstreamModel", .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(name: "JetstreamTests", dependencies: ["Jetstream"], swiftSettings: strictSettings),
+        .testTarget(name: "SocketLoopTests", dependencies: ["SocketLoop"], swiftSettings: strictSettings),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
+        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTPCompression", "CNGHTTP2", "CZlib"], swiftSettings: strictSettings),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strictSettings),
+    ]
+)

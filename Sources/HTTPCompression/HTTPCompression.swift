@@ -1,0 +1,2 @@
+// Placeholder so the module builds; replaced by the module's real types.
+enum HTTPCompressionModule {}

@@ -1,0 +1,4 @@
+@main
+enum HTTPTestServerMain {
+    static func main() {}
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// The `jetstream` command: serves scopes over HTTP and checks schema files.
+@main
+struct JetstreamCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jetstream",
+        abstract: "Jetstream Gateway: shared model scopes kept in sync over HTTP and Server-Sent Events.",
+        subcommands: [])
+}
