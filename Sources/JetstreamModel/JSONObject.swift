@@ -54,3 +54,11 @@ public struct JSONObject: Sendable, Hashable, Sequence {
 
     public func encodedString() -> String { JSONValue.object(self).encodedString() }
 }
+
+extension JSONObject: ExpressibleByDictionaryLiteral {
+    /// `["x": 10, "y": 20]` keeps the written order. Repeated keys keep the last value.
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self.init()
+        for (key, value) in elements { self[key] = value }
+    }
+}
