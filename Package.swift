@@ -33,6 +33,7 @@ let package = Package(
             providers: [.apt(["libnghttp2-dev"])]),
         .systemLibrary(
             name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
 
         // Model core: pure Swift, no I/O beyond reading a schema file.
         .target(
@@ -73,6 +74,15 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
 
+        // Durable change log + snapshots (SQLite embedded; the PostgreSQL design is in docs/store.md).
+        .target(
+            name: "Store",
+            dependencies: ["CSQLite", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings),
+        // Appends in a loop and prints each acknowledged version: the crash-safety test kills it.
+        .executableTarget(name: "StoreCrashWriter", dependencies: ["Store"], swiftSettings: strictSettings),
+        .executableTarget(name: "StoreBench", dependencies: ["Store"], swiftSettings: strictSettings),
+
         // The `jetstream` command.
         .executableTarget(
             name: "JetstreamCLI",
@@ -94,5 +104,6 @@ let package = Package(
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTPCompression", "CNGHTTP2", "CZlib"], swiftSettings: strictSettings),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strictSettings),
+        .testTarget(name: "StoreTests", dependencies: ["Store"], swiftSettings: strictSettings),
     ]
 )

@@ -1,0 +1,65 @@
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+/// The dedicated thread that owns the writer connection: it drains the ``CommitQueue`` batch by batch,
+/// one transaction and one fsync per batch, so concurrent writers share a commit (group commit).
+final class CommitThread: Sendable {
+    private let queue: CommitQueue
+    private let startup = Mutex<Result<Void, StoreError>?>(nil)
+    private let started = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private let statistics = Mutex(StoreStatistics())
+
+    /// Starts the thread and waits until it has opened (and if needed created) the database.
+    init(
+        path: String, configuration: SQLiteStore.Configuration, queue: CommitQueue, logger: Logger
+    ) throws(StoreError) {
+        self.queue = queue
+        let thread = Thread { [self] in
+            self.run(path: path, configuration: configuration, logger: logger)
+        }
+        thread.name = "jetstream-store-commit"
+        thread.start()
+        started.wait()
+        if case .failure(let error) = startup.withLock({ $0 }) {
+            finished.wait()
+            throw error
+        }
+    }
+
+    var currentStatistics: StoreStatistics { statistics.withLock { $0 } }
+
+    /// Waits until the thread has committed everything queued before the queue was closed and exited.
+    func join() {
+        finished.wait()
+        finished.signal()
+    }
+
+    private func run(path: String, configuration: SQLiteStore.Configuration, logger: Logger) {
+        defer { finished.signal() }
+        let writer: SQLiteWriter
+        do throws(StoreError) {
+            writer = try SQLiteWriter(path: path, configuration: configuration, logger: logger)
+            startup.withLock { $0 = .success(()) }
+            started.signal()
+        } catch {
+            startup.withLock { $0 = .failure(error) }
+            started.signal()
+            return
+        }
+        while let batch = queue.takeBatch(limit: configuration.maximumBatchSize) {
+            let committed = writer.commit(batch)
+            statistics.withLock { statistics in
+                statistics.batches += 1
+                if committed {
+                    statistics.committedTransactions += 1
+                    statistics.committedOperations += batch.count
+                    statistics.largestBatch = max(statistics.largestBatch, batch.count)
+                }
+            }
+        }
+        writer.checkpoint(mode: "TRUNCATE")
+    }
+}
