@@ -52,7 +52,8 @@ enum SQLiteSchema {
     static func prepare(_ connection: SQLiteConnection) throws(StoreError) {
         let mode = try connection.scalarText("PRAGMA journal_mode=WAL")
         guard mode?.lowercased() == "wal" else {
-            throw .openFailed(path: connection.path, message: "cannot switch to WAL mode (journal_mode is \(mode ?? "?"))")
+            throw .openFailed(
+                path: connection.path, message: "cannot switch to WAL mode (journal_mode is \(mode ?? "?"))")
         }
         try connection.execute(writerPragmas)
         try connection.execute("BEGIN IMMEDIATE")

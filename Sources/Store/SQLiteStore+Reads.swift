@@ -72,7 +72,8 @@ extension SQLiteStore {
 
     static func scopeInfo(_ statement: SQLiteStatement) -> ScopeInfo {
         ScopeInfo(
-            descriptor: ScopeDescriptor(name: statement.text(0), rootClass: statement.text(1), rootUUID: statement.text(2)),
+            descriptor: ScopeDescriptor(
+                name: statement.text(0), rootClass: statement.text(1), rootUUID: statement.text(2)),
             version: statement.int64(3), lowestRetainedVersion: statement.optionalInt64(4))
     }
 
@@ -84,7 +85,9 @@ extension SQLiteStore {
         try statement.bind(scopeID, after, limit)
         defer { statement.reset() }
         var records: [ChangeRecord] = []
-        while try statement.step() { records.append(ChangeRecord(version: statement.int64(0), payload: statement.blob(1))) }
+        while try statement.step() {
+            records.append(ChangeRecord(version: statement.int64(0), payload: statement.blob(1)))
+        }
         return records
     }
 

@@ -24,7 +24,9 @@ extension SQLiteStore {
         }
     }
 
-    private func recoverScope(_ connection: SQLiteConnection, info: ScopeInfo, scopeID: Int64) throws(StoreError)
+    private func recoverScope(
+        _ connection: SQLiteConnection, info: ScopeInfo, scopeID: Int64
+    ) throws(StoreError)
         -> RecoveredScope
     {
         let snapshotStatement = try connection.statement(

@@ -97,7 +97,8 @@ extension SQLiteWriter {
     func writeSnapshot(scope name: String, version: Int64, snapshot: [UInt8]) throws(StoreError) {
         guard let scope = try liveScope(name) else { throw .scopeMissing(name) }
         guard version <= scope.version else {
-            throw .invalidArgument("snapshot version \(version) of scope '\(name)' is ahead of its version \(scope.version)")
+            throw .invalidArgument(
+                "snapshot version \(version) of scope '\(name)' is ahead of its version \(scope.version)")
         }
         let latest = try latestSnapshotVersion(scopeID: scope.id) ?? Int64.min
         guard version >= latest else {

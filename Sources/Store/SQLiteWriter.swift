@@ -96,7 +96,8 @@ final class SQLiteWriter {
         case .append(let request, let completion):
             return finisher(inSavepoint { () throws(StoreError) in try append(request) }, completion)
         case .recordRejection(let scope, let record, let completion):
-            return finisher(inSavepoint { () throws(StoreError) in try recordRejection(scope: scope, record) }, completion)
+            return finisher(
+                inSavepoint { () throws(StoreError) in try recordRejection(scope: scope, record) }, completion)
         case .createScope(let descriptor, let snapshot, let completion):
             return finisher(
                 inSavepoint { () throws(StoreError) in try createScope(descriptor, snapshot: snapshot) }, completion)

@@ -38,7 +38,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .scopeMissing(let name): "scope '\(name)' does not exist"
         case .historyTruncated(let scope, let after, let oldest):
             "history of scope '\(scope)' after version \(after) is no longer retained (oldest resume point \(oldest))"
-        case .idempotencyKeyExists(let scope, let key): "idempotency key '\(key)' is already stored for scope '\(scope)'"
+        case .idempotencyKeyExists(let scope, let key):
+            "idempotency key '\(key)' is already stored for scope '\(scope)'"
         case .invalidArgument(let message): "invalid argument: \(message)"
         case .sqlite(let operation, let code, let message): "SQLite error \(code) during \(operation): \(message)"
         case .closed: "the store is closed"

@@ -32,7 +32,8 @@ enum StoreCrashWriterMain {
                         var next = start + 1
                         while next - start <= appends {
                             try await store.append(
-                                AppendRequest(scope: name, version: next, payload: crashPayload(scope: name, version: next)))
+                                AppendRequest(
+                                    scope: name, version: next, payload: crashPayload(scope: name, version: next)))
                             writeLine("\(name) \(next)\n")
                             next += 1
                         }

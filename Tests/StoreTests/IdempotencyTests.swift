@@ -10,7 +10,8 @@ import Testing
     }
 
     static func record(_ key: String, status: Int, response: String) -> IdempotencyRecord {
-        IdempotencyRecord(key: key, requestDigest: Array("digest-\(key)".utf8), status: status, response: Array(response.utf8))
+        IdempotencyRecord(
+            key: key, requestDigest: Array("digest-\(key)".utf8), status: status, response: Array(response.utf8))
     }
 
     @Test func acceptedAndRejectedOutcomesAreStoredAndReplayed() async throws {
@@ -43,7 +44,8 @@ import Testing
         try await withStore(configuration: Self.configuration(clock: clock)) { store, _ in
             _ = try await store.createScope(descriptor("a"), snapshot: [])
             try await store.append(
-                AppendRequest(scope: "a", version: 1, payload: [1], idempotency: Self.record("k", status: 200, response: "")))
+                AppendRequest(
+                    scope: "a", version: 1, payload: [1], idempotency: Self.record("k", status: 200, response: "")))
             await #expect(throws: StoreError.idempotencyKeyExists(scope: "a", key: "k")) {
                 try await store.append(
                     AppendRequest(
@@ -59,7 +61,8 @@ import Testing
         try await withStore(configuration: Self.configuration(clock: clock)) { store, _ in
             _ = try await store.createScope(descriptor("a"), snapshot: [])
             try await store.append(
-                AppendRequest(scope: "a", version: 1, payload: [1], idempotency: Self.record("old", status: 200, response: "")))
+                AppendRequest(
+                    scope: "a", version: 1, payload: [1], idempotency: Self.record("old", status: 200, response: "")))
             clock.advance(byMilliseconds: 600)
             try await store.recordRejection(scope: "a", Self.record("young", status: 422, response: ""))
             clock.advance(byMilliseconds: 600)
@@ -68,7 +71,9 @@ import Testing
             #expect(try store.idempotencyRecord(scope: "a", key: "young") != nil)
             // The expired key may be used again right away, before expiry removed it.
             try await store.append(
-                AppendRequest(scope: "a", version: 2, payload: [2], idempotency: Self.record("old", status: 200, response: "again")))
+                AppendRequest(
+                    scope: "a", version: 2, payload: [2],
+                    idempotency: Self.record("old", status: 200, response: "again")))
             #expect(try store.idempotencyRecord(scope: "a", key: "old")?.version == 2)
 
             clock.advance(byMilliseconds: 1100)

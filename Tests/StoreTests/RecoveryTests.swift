@@ -9,7 +9,9 @@ import Testing
             do {
                 let store = try SQLiteStore(path: path)
                 defer { store.close() }
-                for name in ["c", "a", "b"] { _ = try await store.createScope(descriptor(name), snapshot: Array(name.utf8)) }
+                for name in ["c", "a", "b"] {
+                    _ = try await store.createScope(descriptor(name), snapshot: Array(name.utf8))
+                }
                 try await appendVersions(store, "a", 1...5)
                 try await store.writeSnapshot(scope: "a", version: 3, snapshot: Array("a at 3".utf8))
                 try await appendVersions(store, "b", 1...2)

@@ -26,7 +26,8 @@ import Testing
             #expect(throws: StoreError.historyTruncated(scope: "a", after: 14, oldestResumable: 15)) {
                 try store.changes(scope: "a", after: 14, limit: 100)
             }
-            #expect(try store.changes(scope: "a", after: 15, limit: 100).records.map(\.version) == [16, 17, 18, 19, 20])
+            #expect(
+                try store.changes(scope: "a", after: 15, limit: 100).records.map(\.version) == [16, 17, 18, 19, 20])
         }
     }
 

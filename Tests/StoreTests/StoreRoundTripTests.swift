@@ -90,10 +90,14 @@ import Testing
             _ = try await store.createScope(descriptor("a"), snapshot: [])
             try await appendVersions(store, "a", 1...4)
             try await store.writeSnapshot(scope: "a", version: 3, snapshot: Array("at 3".utf8))
-            await #expect(throws: StoreError.invalidArgument("snapshot version 5 of scope 'a' is ahead of its version 4")) {
+            await #expect(
+                throws: StoreError.invalidArgument("snapshot version 5 of scope 'a' is ahead of its version 4")
+            ) {
                 try await store.writeSnapshot(scope: "a", version: 5, snapshot: [])
             }
-            await #expect(throws: StoreError.invalidArgument("snapshot version 2 of scope 'a' is older than its latest 3")) {
+            await #expect(
+                throws: StoreError.invalidArgument("snapshot version 2 of scope 'a' is older than its latest 3")
+            ) {
                 try await store.writeSnapshot(scope: "a", version: 2, snapshot: [])
             }
         }

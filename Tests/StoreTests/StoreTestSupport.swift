@@ -1,5 +1,5 @@
-import Dispatch
 import CSQLite
+import Dispatch
 import Foundation
 import Store
 import Synchronization
