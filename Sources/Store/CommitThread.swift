@@ -3,6 +3,12 @@ import Foundation
 import Logging
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
 /// The dedicated thread that owns the writer connection: it drains the ``CommitQueue`` batch by batch,
 /// one transaction and one fsync per batch, so concurrent writers share a commit (group commit).
 final class CommitThread: Sendable {
@@ -11,6 +17,7 @@ final class CommitThread: Sendable {
     private let started = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let statistics = Mutex(StoreStatistics())
+    private let threadID = Mutex<pthread_t?>(nil)
 
     /// Starts the thread and waits until it has opened (and if needed created) the database.
     init(
@@ -33,12 +40,16 @@ final class CommitThread: Sendable {
 
     /// Waits until the thread has committed everything queued before the queue was closed and exited.
     func join() {
+        // A completion that drops the last reference to the store runs on this thread: it cannot wait for
+        // itself; the loop ends by itself once it has drained the closed queue.
+        if let commitThread = threadID.withLock({ $0 }), pthread_equal(commitThread, pthread_self()) != 0 { return }
         finished.wait()
         finished.signal()
     }
 
     private func run(path: String, configuration: SQLiteStore.Configuration, logger: Logger) {
         defer { finished.signal() }
+        threadID.withLock { $0 = pthread_self() }
         let writer: SQLiteWriter
         do throws(StoreError) {
             writer = try SQLiteWriter(path: path, configuration: configuration, logger: logger)

@@ -4,10 +4,11 @@ extension SQLiteStore {
     public func recover(_ body: (RecoveredScope) throws -> Void) throws {
         var after = ""
         while true {
-            // A page of scopes per read transaction keeps the reader's snapshot of the WAL short-lived.
+            // A few scopes per read transaction: the reader does not pin the WAL for long, and at most a few
+            // scopes' tails are in memory at once.
             let page = try read { connection throws(StoreError) -> [RecoveredScope] in
                 let statement = try connection.statement(
-                    Self.scopeInfoSelect + " WHERE s.deleted = 0 AND s.name > ?1 ORDER BY s.name LIMIT 16")
+                    Self.scopeInfoSelect + " WHERE s.deleted = 0 AND s.name > ?1 ORDER BY s.name LIMIT 4")
                 try statement.bind(after)
                 var scopes: [(ScopeInfo, Int64)] = []
                 while try statement.step() { scopes.append((Self.scopeInfo(statement), statement.int64(5))) }

@@ -136,4 +136,17 @@ import Testing
             #expect(throws: StoreError.closed) { try store.scope(named: "a") }
         }
     }
+
+    @Test func theProtocolServesTheGatewayThroughAnExistential() async throws {
+        try await withStore { sqlite, _ in
+            let store: any ChangeLogStore = sqlite
+            let start = try await store.createScope(descriptor("p"), snapshot: Array("s".utf8))
+            try await store.append(AppendRequest(scope: "p", version: start + 1, payload: [7]))
+            #expect(try await store.changes(scope: "p", after: start, limit: 5).records.map(\.payload) == [[7]])
+            #expect(try await store.scope(named: "p")?.version == 1)
+            var names: [String] = []
+            try await store.recover { names.append($0.info.name) }
+            #expect(names == ["p"])
+        }
+    }
 }
