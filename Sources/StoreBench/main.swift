@@ -9,27 +9,6 @@ import Synchronization
 //
 // Usage: swift run -c release StoreBench [--seconds S] [--records N] [--dir PATH]
 
-struct Options {
-    var seconds = 5.0
-    var records = 1_000_000
-    var directory = FileManager.default.temporaryDirectory.path
-
-    init(_ arguments: [String]) {
-        var iterator = arguments.dropFirst().makeIterator()
-        while let flag = iterator.next() {
-            let value = iterator.next() ?? ""
-            switch flag {
-            case "--seconds": seconds = Double(value) ?? seconds
-            case "--records": records = Int(value) ?? records
-            case "--dir": directory = value
-            default:
-                print("unknown option \(flag); usage: StoreBench [--seconds S] [--records N] [--dir PATH]")
-                exit(2)
-            }
-        }
-    }
-}
-
 let options = Options(CommandLine.arguments)
 let recordSize = 1024
 
@@ -50,19 +29,6 @@ func removeStore(_ path: String) {
 func percentile(_ sorted: [UInt64], _ fraction: Double) -> Double {
     guard !sorted.isEmpty else { return 0 }
     return Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]) / 1_000_000
-}
-
-/// Versions handed out and enqueued under one lock per scope, so pipelined appends reach the store in order.
-final class Sequencer: Sendable {
-    let versions = Mutex<[String: Int64]>([:])
-
-    func append(_ store: SQLiteStore, scope: String, done: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
-        versions.withLock { versions in
-            let version = (versions[scope] ?? 0) + 1
-            versions[scope] = version
-            store.append(AppendRequest(scope: scope, version: version, payload: payload(version)), completion: done)
-        }
-    }
 }
 
 func appendBenchmark(writers: Int, sharedScope: Bool) throws {

@@ -41,17 +41,6 @@ func appendVersions(_ store: SQLiteStore, _ scope: String, _ versions: ClosedRan
     }
 }
 
-/// A clock the test moves by hand (milliseconds since 1970).
-final class ManualClock: Sendable {
-    private let now = Mutex<Int64>(1_700_000_000_000)
-
-    func advance(byMilliseconds milliseconds: Int64) { now.withLock { $0 += milliseconds } }
-
-    var milliseconds: Int64 { now.withLock { $0 } }
-
-    var read: @Sendable () -> Int64 { { self.milliseconds } }
-}
-
 /// Runs SQL on the database file with a connection of the test's own, to damage it on purpose.
 func executeRawSQL(_ sql: String, path: String) throws {
     var db: OpaquePointer?
