@@ -47,6 +47,10 @@ public protocol ChangeLogStore: Sendable {
     /// The unexpired idempotency record stored under `key` for the scope.
     func idempotencyRecord(scope: String, key: String) async throws(StoreError) -> IdempotencyRecord?
 
+    /// One live scope's latest snapshot and the log after it (`nil` when there is none): what a node
+    /// loads lazily, or reloads after a ``StoreError/versionConflict``.
+    func recoverScope(named name: String) async throws(StoreError) -> RecoveredScope?
+
     /// Calls `body` once per live scope, in name order, with its latest snapshot and the log after it.
     func recover(_ body: (RecoveredScope) throws -> Void) async throws
 

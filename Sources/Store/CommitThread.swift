@@ -61,13 +61,14 @@ final class CommitThread: Sendable {
             return
         }
         while let batch = queue.takeBatch(limit: configuration.maximumBatchSize) {
-            let committed = writer.commit(batch)
-            statistics.withLock { statistics in
-                statistics.batches += 1
-                if committed {
-                    statistics.committedTransactions += 1
-                    statistics.committedOperations += batch.count
-                    statistics.largestBatch = max(statistics.largestBatch, batch.count)
+            writer.commit(batch) { committed in
+                statistics.withLock { statistics in
+                    statistics.batches += 1
+                    if committed {
+                        statistics.committedTransactions += 1
+                        statistics.committedOperations += batch.count
+                        statistics.largestBatch = max(statistics.largestBatch, batch.count)
+                    }
                 }
             }
         }

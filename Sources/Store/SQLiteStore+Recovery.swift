@@ -25,6 +25,21 @@ extension SQLiteStore {
         }
     }
 
+    public func recoverScope(named name: String) throws(StoreError) -> RecoveredScope? {
+        try read { connection throws(StoreError) -> RecoveredScope? in
+            let statement = try connection.statement(Self.scopeInfoSelect + " WHERE s.name = ?1 AND s.deleted = 0")
+            try statement.bind(name)
+            guard try statement.step() else {
+                statement.reset()
+                return nil
+            }
+            let info = Self.scopeInfo(statement)
+            let scopeID = statement.int64(5)
+            statement.reset()
+            return try recoverScope(connection, info: info, scopeID: scopeID)
+        }
+    }
+
     private func recoverScope(
         _ connection: SQLiteConnection, info: ScopeInfo, scopeID: Int64
     ) throws(StoreError)

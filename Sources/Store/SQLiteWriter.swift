@@ -22,15 +22,15 @@ final class SQLiteWriter {
         lastExpiryMilliseconds = configuration.clock()
     }
 
-    /// Commits `batch` in one transaction and completes its operations after COMMIT returned.
-    /// Returns whether the transaction committed.
-    @discardableResult
-    func commit(_ batch: [WriteOperation]) -> Bool {
+    /// Commits `batch` in one transaction and completes its operations after COMMIT returned. `counted`
+    /// learns whether it committed before any completion runs, so counters never lag an answer.
+    func commit(_ batch: [WriteOperation], counted: (_ committed: Bool) -> Void) {
         do throws(StoreError) {
             try connection.statement("BEGIN IMMEDIATE").run()
         } catch {
+            counted(false)
             for operation in batch { operation.fail(error) }
-            return false
+            return
         }
         var finishers: [(StoreError?) -> Void] = []
         finishers.reserveCapacity(batch.count)
@@ -53,12 +53,13 @@ final class SQLiteWriter {
         } catch {
             if connection.inTransaction { try? connection.execute("ROLLBACK") }
             logger.error("store commit failed", metadata: ["error": "\(error)", "operations": "\(batch.count)"])
+            counted(false)
             for finish in finishers { finish(error) }
-            return false
+            return
         }
+        counted(true)
         for finish in finishers { finish(nil) }
         if connection.walFrameCount >= configuration.checkpointFrames { checkpoint(mode: "PASSIVE") }
-        return true
     }
 
     /// Copies the WAL back into the database file so that it does not grow without bound. Runs after the

@@ -33,6 +33,10 @@ import Testing
                 try await store.append(AppendRequest(scope: "a", version: 5, payload: []))
             }
             try await appendVersions(store, "a", 6...6)
+            let one = try #require(try store.recoverScope(named: "a"))
+            #expect(one.snapshotVersion == 3)
+            #expect(one.tail.map(\.version) == [4, 5, 6])
+            #expect(try store.recoverScope(named: "zz") == nil)
         }
     }
 
