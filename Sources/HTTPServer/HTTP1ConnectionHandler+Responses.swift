@@ -15,7 +15,7 @@ extension HTTP1ConnectionHandler {
         var head: [UInt8] = []
         head.reserveCapacity(256)
         HTTP1ResponseEncoder.encodeHead(
-            status: status, reason: response.head.status.reasonPhrase,
+            status: status, reason: Self.reason(response.head.status),
             headers: headerLines(
                 response.head.headerFields, keepAlive: request.keepAlive, version: request.head.version,
                 contentLength: bodyAllowed ? response.body.count : nil),
@@ -43,7 +43,7 @@ extension HTTP1ConnectionHandler {
         if chunked { fields[.transferEncoding] = "chunked" }
         var bytes: [UInt8] = []
         HTTP1ResponseEncoder.encodeHead(
-            status: head.status.code, reason: head.status.reasonPhrase,
+            status: head.status.code, reason: Self.reason(head.status),
             headers: headerLines(fields, keepAlive: keepAlive, version: request.head.version, contentLength: nil),
             into: &bytes)
         connection.write(bytes)
@@ -78,11 +78,10 @@ extension HTTP1ConnectionHandler {
         state.close()
         syncDeadline()
         current = nil
-        let status = HTTPResponse.Status(code: error.status)
         var head: [UInt8] = []
         let body = Array("\(error.reason)\n".utf8)
         HTTP1ResponseEncoder.encodeHead(
-            status: error.status, reason: status.reasonPhrase,
+            status: error.status, reason: HTTP1ResponseEncoder.reasonPhrase(for: error.status),
             headers: [
                 ("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", String(body.count)),
                 ("Date", date.current), ("Connection", "close"),
@@ -90,6 +89,10 @@ extension HTTP1ConnectionHandler {
             into: &head)
         connection.write(ByteSlice(SharedBytes(parts: [head, body])))
         connection.closeAfterFlush()
+    }
+
+    static func reason(_ status: HTTPResponse.Status) -> String {
+        status.reasonPhrase.isEmpty ? HTTP1ResponseEncoder.reasonPhrase(for: status.code) : status.reasonPhrase
     }
 
     /// The header lines to send: the response's own fields minus framing, plus our framing.
