@@ -109,6 +109,11 @@ paths:
             application/json:
               schema: { $ref: "#/components/schemas/ScopeState" }
         "400": { $ref: "#/components/responses/BadRequest" }
+        "404":
+          description: No scope rule of the schema matches the name.
+          content:
+            application/problem+json:
+              schema: { $ref: "#/components/schemas/Problem" }
         "409": { $ref: "#/components/responses/Problem" }
         "413": { $ref: "#/components/responses/Problem" }
         "415": { $ref: "#/components/responses/Problem" }
@@ -359,17 +364,6 @@ paths:
                 properties:
                   status: { type: string }
         "503": { $ref: "#/components/responses/Problem" }
-  /metrics:
-    get:
-      tags: [operations]
-      operationId: metrics
-      summary: Prometheus metrics.
-      responses:
-        "200":
-          description: Prometheus text exposition format.
-          content:
-            text/plain:
-              schema: { type: string }
   /openapi.yaml:
     get:
       tags: [operations]
@@ -519,12 +513,12 @@ components:
     Problem:
       type: object
       description: |
-        RFC 9457 problem details. `type` is one of: `/problems/bad-request`,
-        `/problems/invalid-json`, `/problems/not-found`, `/problems/scope-exists`,
-        `/problems/invalid-change-set`, `/problems/precondition-failed`,
-        `/problems/history-gone`, `/problems/payload-too-large`,
-        `/problems/unsupported-media-type`, `/problems/not-acceptable`,
-        `/problems/slow-consumer`, `/problems/not-ready`, `/problems/internal`.
+        RFC 9457 problem details. `type` is one of `/problems/` followed by: `bad-request`,
+        `invalid-json`, `not-found`, `method-not-allowed`, `request-timeout`, `uri-too-long`,
+        `headers-too-large`, `expectation-failed`, `not-implemented`,
+        `http-version-not-supported`, `scope-exists`, `invalid-change-set`,
+        `precondition-failed`, `history-gone`, `payload-too-large`, `unsupported-media-type`,
+        `not-acceptable`, `slow-consumer`, `not-ready`, `store-unavailable`, `internal`.
       required: [type, title, status]
       properties:
         type: { type: string }

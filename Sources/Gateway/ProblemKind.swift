@@ -7,6 +7,12 @@ public enum ProblemKind: String, Sendable, CaseIterable {
     case invalidJSON = "invalid-json"
     case notFound = "not-found"
     case methodNotAllowed = "method-not-allowed"
+    case requestTimeout = "request-timeout"
+    case uriTooLong = "uri-too-long"
+    case headersTooLarge = "headers-too-large"
+    case expectationFailed = "expectation-failed"
+    case notImplemented = "not-implemented"
+    case httpVersionNotSupported = "http-version-not-supported"
     case scopeExists = "scope-exists"
     case invalidChangeSet = "invalid-change-set"
     case preconditionFailed = "precondition-failed"
@@ -28,6 +34,12 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .badRequest, .invalidJSON: .badRequest
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
+        case .requestTimeout: .requestTimeout
+        case .uriTooLong: .uriTooLong
+        case .headersTooLarge: .requestHeaderFieldsTooLarge
+        case .expectationFailed: .expectationFailed
+        case .notImplemented: .notImplemented
+        case .httpVersionNotSupported: HTTPResponse.Status(code: 505)
         case .scopeExists: .conflict
         case .invalidChangeSet: .unprocessableContent
         case .preconditionFailed: .preconditionFailed
@@ -48,6 +60,12 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .invalidJSON: "The body is not valid JSON"
         case .notFound: "Not found"
         case .methodNotAllowed: "Method not allowed"
+        case .requestTimeout: "The request was not received in time"
+        case .uriTooLong: "The request target is too long"
+        case .headersTooLarge: "The request headers are too large"
+        case .expectationFailed: "Expectation not supported"
+        case .notImplemented: "Not implemented"
+        case .httpVersionNotSupported: "HTTP version not supported"
         case .scopeExists: "The scope already exists"
         case .invalidChangeSet: "Change set rejected"
         case .preconditionFailed: "The scope is not at the expected version"

@@ -79,12 +79,13 @@ extension HTTP1ConnectionHandler {
         syncDeadline()
         current = nil
         var head: [UInt8] = []
-        let body = Array("\(error.reason)\n".utf8)
+        let rendered = core.configuration.errorResponse(HTTPResponse.Status(code: error.status), error.reason)
+        let body = rendered.body
         HTTP1ResponseEncoder.encodeHead(
             status: error.status, reason: HTTP1ResponseEncoder.reasonPhrase(for: error.status),
             headers: [
-                ("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", String(body.count)),
-                ("Date", date.current), ("Connection", "close"),
+                ("Content-Type", rendered.head.headerFields[.contentType] ?? "text/plain; charset=utf-8"),
+                ("Content-Length", String(body.count)), ("Date", date.current), ("Connection", "close"),
             ],
             into: &head)
         connection.write(ByteSlice(SharedBytes(parts: [head, body])))

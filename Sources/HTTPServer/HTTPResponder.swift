@@ -16,19 +16,30 @@ public final class HTTPResponder: Sendable {
     /// The loop that owns the request's connection.
     public let loop: EventLoop
     let requestID: UInt64
+    let renderError: @Sendable (HTTPResponse.Status, String) -> HTTPServerResponse
+    let onAnswer: (@Sendable (HTTPResponse.Status, Int, Bool) -> Void)?
     private let answered = Atomic<Bool>(false)
 
-    init(channel: any HTTPResponseChannel, loop: EventLoop, requestID: UInt64) {
+    init(
+        channel: any HTTPResponseChannel, loop: EventLoop, requestID: UInt64,
+        renderError: @escaping @Sendable (HTTPResponse.Status, String) -> HTTPServerResponse = {
+            HTTPError($0, $1).response
+        },
+        onAnswer: (@Sendable (HTTPResponse.Status, Int, Bool) -> Void)? = nil
+    ) {
         self.channel = channel
         self.loop = loop
         self.requestID = requestID
+        self.renderError = renderError
+        self.onAnswer = onAnswer
     }
 
     deinit {
         if !answered.load(ordering: .acquiring) {
             let channel = self.channel
             let requestID = self.requestID
-            let response = HTTPError(.internalServerError, "the handler did not respond").response
+            let response = renderError(.internalServerError, "the handler did not respond")
+            onAnswer?(response.status, response.body.count, false)
             loop.execute { channel.deliver(response, for: requestID) }
         }
     }
@@ -40,6 +51,7 @@ public final class HTTPResponder: Sendable {
     @discardableResult
     public func respond(_ response: HTTPServerResponse) -> Bool {
         guard claim() else { return false }
+        onAnswer?(response.status, response.body.count, false)
         let channel = self.channel
         let requestID = self.requestID
         loop.executeOrRunNow { channel.deliver(response, for: requestID) }
@@ -62,6 +74,7 @@ public final class HTTPResponder: Sendable {
         if let accel = HTTPField.Name("X-Accel-Buffering"), head.headerFields[accel] == nil {
             head.headerFields[accel] = "no"
         }
+        onAnswer?(.ok, 0, true)
         let channel = self.channel
         let requestID = self.requestID
         loop.executeOrRunNow { [head] in

@@ -1,3 +1,4 @@
+import HTTPTypes
 import SocketLoop
 
 /// Everything an ``HTTPServer`` needs to listen and the limits it enforces. Defaults follow
@@ -31,6 +32,12 @@ public struct HTTPServerConfiguration: Sendable {
     public var gracePeriod: Duration
     /// An optional `Server` header value.
     public var serverName: String?
+    /// Renders the engine's own error answers (malformed requests, limits, timeouts, unknown routes,
+    /// handler failures) from a status and a reason; the default is plain text. An API can answer
+    /// with its own error format, e.g. RFC 9457 problem+json.
+    public var errorResponse: @Sendable (HTTPResponse.Status, String) -> HTTPServerResponse
+    /// Called once per answered request, on the loop thread (an access log).
+    public var accessLog: (@Sendable (AccessLogEntry) -> Void)?
 
     public init(
         addresses: [ListenAddress] = [.tcp(host: "127.0.0.1", port: 8080)],
@@ -47,5 +54,7 @@ public struct HTTPServerConfiguration: Sendable {
         maxPendingBytes = 1 << 20
         gracePeriod = .seconds(10)
         serverName = nil
+        errorResponse = { status, reason in HTTPError(status, reason).response }
+        accessLog = nil
     }
 }

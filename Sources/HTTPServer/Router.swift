@@ -64,11 +64,12 @@ public struct Router: Sendable {
             context.parameters = parameters
             handler.run(request, context)
         case .methodNotAllowed(let allowed):
-            var response = HTTPError(.methodNotAllowed).response
+            var response = context.responder.renderError(
+                .methodNotAllowed, "\(request.method.rawValue) is not allowed on \(request.path)")
             response.head.headerFields[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
             context.responder.respond(response)
         case .notFound:
-            context.responder.respond(HTTPError(.notFound).response)
+            context.responder.respond(context.responder.renderError(.notFound, "no resource at \(request.path)"))
         }
     }
 }

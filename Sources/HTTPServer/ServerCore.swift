@@ -1,4 +1,5 @@
 import HTTP1
+import HTTPTypes
 import Logging
 import SocketLoop
 import Synchronization
@@ -35,7 +36,22 @@ final class ServerCore: Sendable {
     /// Routes a complete request from any protocol; `channel` receives the answer.
     func handle(_ request: HTTPServerRequest, channel: any HTTPResponseChannel, requestID: UInt64, loop: EventLoop) {
         stats.requests.add(1, ordering: .relaxed)
-        let responder = HTTPResponder(channel: channel, loop: loop, requestID: requestID)
+        var onAnswer: (@Sendable (HTTPResponse.Status, Int, Bool) -> Void)?
+        if let accessLog = configuration.accessLog {
+            let started = ContinuousClock.now
+            let method = request.method.rawValue
+            let target = request.target
+            let version = request.version
+            onAnswer = { status, bytes, streamed in
+                accessLog(
+                    AccessLogEntry(
+                        method: method, target: target, version: version, status: status.code, bodyBytes: bytes,
+                        streamed: streamed, duration: ContinuousClock.now - started))
+            }
+        }
+        let responder = HTTPResponder(
+            channel: channel, loop: loop, requestID: requestID, renderError: configuration.errorResponse,
+            onAnswer: onAnswer)
         router.dispatch(request, context: HTTPRequestContext(logger: logger, responder: responder))
     }
 

@@ -49,6 +49,8 @@ struct ServeCommand: AsyncParsableCommand {
     var maxPendingBytes = EnvironmentDefault.value("JETSTREAM_MAX_PENDING_BYTES", 1 << 20)
     @Option(help: "Seconds in-flight work may take on shutdown. [JETSTREAM_GRACE_PERIOD]")
     var gracePeriod = EnvironmentDefault.value("JETSTREAM_GRACE_PERIOD", 10.0)
+    @Flag(inversion: .prefixedNo, help: "One log line per request (label jetstream.access). [JETSTREAM_ACCESS_LOG]")
+    var accessLog = EnvironmentDefault.value("JETSTREAM_ACCESS_LOG", true)
     @Option(help: "Log format: text or json. [JETSTREAM_LOG_FORMAT]")
     var logFormat = EnvironmentDefault.value("JETSTREAM_LOG_FORMAT", "text")
     @Option(help: "Log level: trace, debug, info, notice, warning, error. [JETSTREAM_LOG_LEVEL]")
@@ -134,6 +136,26 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxPendingBytes = maxPendingBytes
         configuration.gracePeriod = .seconds(gracePeriod)
         configuration.serverName = "jetstream"
+        configuration.errorResponse = Problem.engineResponse
+        if accessLog {
+            let access = Logger(label: "jetstream.access")
+            configuration.accessLog = { entry in
+                access.info(
+                    "\(entry.method) \(entry.target) \(entry.version) \(entry.status)",
+                    metadata: [
+                        "bytes": "\(entry.bodyBytes)", "stream": "\(entry.streamed)",
+                        "ms": "\(Self.milliseconds(entry.duration))",
+                    ])
+            }
+        }
         return configuration
+    }
+}
+
+extension ServeCommand {
+    static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let value = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        return String(format: "%.3f", value)
     }
 }
