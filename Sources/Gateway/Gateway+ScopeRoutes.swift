@@ -10,6 +10,7 @@ extension Gateway {
             Self.answer { () throws(Problem) in
                 let limit = try Self.integerQuery(request, "limit", fallback: 100, range: 1...1000)!
                 let after = request.queryValue("after")
+                if let after { try ScopeName.validate(after) }
                 let (page, next) = hub.list(after: after, limit: limit)
                 var writer = JSONWriter(capacity: 64 + page.count * 96)
                 writer.writeRaw(#"{"scopes":["#)
