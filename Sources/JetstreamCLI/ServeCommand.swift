@@ -60,7 +60,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json") }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is unknown") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level \(logLevel) is unknown")
+        }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
         guard historyLimit >= 1 else { throw ValidationError("--history-limit must be at least 1") }
         guard resumeBuffer >= 0 else { throw ValidationError("--resume-buffer must be ≥ 0") }
@@ -72,7 +74,8 @@ struct ServeCommand: AsyncParsableCommand {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let json = logFormat == "json"
         LoggingSystem.bootstrap { label in
-            var handler: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            var handler: any LogHandler =
+                json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
@@ -83,7 +86,8 @@ struct ServeCommand: AsyncParsableCommand {
         var storeConfiguration = SQLiteStore.Configuration()
         storeConfiguration.retainedChangeSets = historyLimit
         let storePath = (dataDir as NSString).appendingPathComponent("jetstream.sqlite")
-        let store = try SQLiteStore(path: storePath, configuration: storeConfiguration, logger: Logger(label: "jetstream.store"))
+        let store = try SQLiteStore(
+            path: storePath, configuration: storeConfiguration, logger: Logger(label: "jetstream.store"))
         defer { store.close() }
 
         var limits = Limits()
@@ -113,7 +117,8 @@ struct ServeCommand: AsyncParsableCommand {
         print("jetstream listening on http://\(shownHost):\(boundPort)")
         fflush(nil)
         logger.info(
-            "serving", metadata: ["address": "http://\(shownHost):\(boundPort)", "schema": "\(schema ?? "built-in demo")"])
+            "serving",
+            metadata: ["address": "http://\(shownHost):\(boundPort)", "schema": "\(schema ?? "built-in demo")"])
 
         let group = ServiceGroup(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()

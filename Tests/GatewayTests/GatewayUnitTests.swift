@@ -55,9 +55,12 @@ struct GatewayUnitTests {
         let payload = ScopeEvents.changeSetPayload(version: 42, fragments: [fragment], removed: [uuid])
         let text = String(decoding: payload.bytes, as: UTF8.self)
         #expect(
-            text == #"{"version":42,"fragments":[{"type":"change","uuid":"5f0c61d2-0b45-4f5e-9e8b-6f1b7d2c3a10","clsName":"Canvas","properties":{"name":"a"}}],"removed":["5f0c61d2-0b45-4f5e-9e8b-6f1b7d2c3a10"]}"#
+            text
+                == #"{"version":42,"fragments":[{"type":"change","uuid":"5f0c61d2-0b45-4f5e-9e8b-6f1b7d2c3a10","clsName":"Canvas","properties":{"name":"a"}}],"removed":["5f0c61d2-0b45-4f5e-9e8b-6f1b7d2c3a10"]}"#
         )
-        #expect(String(decoding: payload.event.payloadBytes, as: UTF8.self) == "event: changeset\nid: 42\ndata: \(text)\n\n")
+        #expect(
+            String(decoding: payload.event.payloadBytes, as: UTF8.self) == "event: changeset\nid: 42\ndata: \(text)\n\n"
+        )
         let body = try JSONParser.parse(payload.acceptedResponse(fragmentCount: 1))
         #expect(body["version"] == .number(JSONNumber(42)))
         #expect(body["fragmentReplies"] == [[:]])
