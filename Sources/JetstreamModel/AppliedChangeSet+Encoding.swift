@@ -1,0 +1,57 @@
+extension AppliedChangeSet {
+    /// Writes the SSE `changeset` payload `{"version":N,"fragments":[…],"removed":[…]}` straight
+    /// into a writer, so the gateway encodes an accepted set once and reuses the bytes.
+    ///
+    /// ```swift
+    /// var writer = JSONWriter()
+    /// applied.writeEvent(to: &writer)
+    /// let data = writer.bytes
+    /// ```
+    public func writeEvent(to writer: inout JSONWriter) {
+        writer.writeRaw(#"{"version":"#)
+        writer.writeRaw(String(state.version))
+        writer.writeRaw(#","fragments":["#)
+        for (index, fragment) in fragments.enumerated() {
+            if index > 0 { writer.writeRaw(",") }
+            fragment.write(to: &writer)
+        }
+        writer.writeRaw(#"],"removed":["#)
+        for (index, uuid) in removed.enumerated() {
+            if index > 0 { writer.writeRaw(",") }
+            writer.writeRaw("\"")
+            writer.writeRaw(uuid.wireString)
+            writer.writeRaw("\"")
+        }
+        writer.writeRaw("]}")
+    }
+}
+
+extension ScopeState {
+    /// Writes `{"name","version","rootUUID","fragments":[…]}` (the same bytes as
+    /// `stateJSON(name:).encoded()`) without building the intermediate tree.
+    public func writeState(name: String, to writer: inout JSONWriter) {
+        writer.writeRaw(#"{"name":"#)
+        writer.write(string: name)
+        writer.writeRaw(#","version":"#)
+        writer.writeRaw(String(version))
+        writer.writeRaw(#","rootUUID":""#)
+        writer.writeRaw(rootUUID.wireString)
+        writer.writeRaw(#"","fragments":["#)
+        for (index, fragment) in exportFragments().enumerated() {
+            if index > 0 { writer.writeRaw(",") }
+            fragment.write(to: &writer)
+        }
+        writer.writeRaw("]}")
+    }
+}
+
+extension ModelClass {
+    /// This class's schema entry: its properties in the long form, in declaration order.
+    public var jsonValue: JSONValue {
+        var properties = JSONObject()
+        for property in self.properties {
+            properties.appendUnchecked(key: property.name, value: property.jsonValue)
+        }
+        return .object(properties)
+    }
+}
