@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Optional constraints on a property. `min`/`max` apply to numbers, `maxLength`/`pattern` to
 /// strings, `maxCount` to collections; on a collection, the scalar constraints apply to each element.
 ///
@@ -43,16 +45,17 @@ public struct PropertyConstraints: Sendable, Hashable {
     }
 }
 
-/// A compiled `pattern`; Regex is immutable once built, so sharing it across threads is safe.
-final class CompiledPattern: @unchecked Sendable {
-    let regex: Regex<AnyRegexOutput>
+/// A compiled `pattern`. `Regex<AnyRegexOutput>` is not Sendable (it may lower its program lazily),
+/// so matches from several threads take a lock; patterns are rare and matches short.
+final class CompiledPattern: Sendable {
+    private let regex: Mutex<Regex<AnyRegexOutput>>
 
     init?(_ pattern: String) {
         guard let regex = try? Regex(pattern) else { return nil }
-        self.regex = regex
+        self.regex = Mutex(regex)
     }
 
     func matchesWhole(_ string: String) -> Bool {
-        (try? regex.wholeMatch(in: string)) != nil
+        regex.withLock { regex in (try? regex.wholeMatch(in: string)) != nil }
     }
 }
