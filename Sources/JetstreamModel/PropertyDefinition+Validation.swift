@@ -109,7 +109,7 @@ extension PropertyDefinition {
                     .missingReference, "no object \(uuid.wireString) in the scope or the change set",
                     property: property)
             }
-            guard target.name == className else {
+            guard target.isKind(of: className) else {
                 throw FragmentError(
                     .wrongClass, "\(uuid.wireString) is a \(target.name), expected a \(className)", property: property)
             }

@@ -73,14 +73,23 @@ extension Schema {
                     className: member.key, message: "a class must be a mapping of property names to types")
             }
             var definitions: [PropertyDefinition] = []
+            var superclassName: String?
             for property in properties {
+                // `extends` names the superclass; it is therefore not available as a property name.
+                if property.key == "extends" {
+                    guard case .string(let name) = property.value else {
+                        throw SchemaError(className: member.key, message: "'extends' must name a class")
+                    }
+                    superclassName = name
+                    continue
+                }
                 do {
                     definitions.append(try SchemaPropertyParser.parse(name: property.key, spec: property.value))
                 } catch {
                     throw SchemaError(className: member.key, property: property.key, message: error.message)
                 }
             }
-            classes.append(ModelClass(name: member.key, properties: definitions))
+            classes.append(ModelClass(name: member.key, superclassName: superclassName, properties: definitions))
         }
         var rules: [ScopeRule] = []
         if let scopes = document["scopes"] {
