@@ -18,9 +18,7 @@ extension AppliedChangeSet {
         writer.writeRaw(#"],"removed":["#)
         for (index, uuid) in removed.enumerated() {
             if index > 0 { writer.writeRaw(",") }
-            writer.writeRaw("\"")
-            writer.writeRaw(uuid.wireString)
-            writer.writeRaw("\"")
+            writer.write(uuid: uuid)
         }
         writer.writeRaw("]}")
     }
@@ -37,9 +35,11 @@ extension ScopeState {
         writer.writeRaw(#","rootUUID":""#)
         writer.writeRaw(rootUUID.wireString)
         writer.writeRaw(#"","fragments":["#)
-        for (index, fragment) in exportFragments().enumerated() {
-            if index > 0 { writer.writeRaw(",") }
-            fragment.write(to: &writer)
+        var first = true
+        walkPreOrder { object in
+            if !first { writer.writeRaw(",") }
+            first = false
+            object.writeFragment(isRoot: object.uuid == rootUUID, to: &writer)
         }
         writer.writeRaw("]}")
     }

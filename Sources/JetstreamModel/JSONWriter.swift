@@ -1,3 +1,5 @@
+import Foundation
+
 /// Writes compact JSON into a byte buffer; the encoder behind every response and event.
 ///
 /// Output is deterministic: members in their stored order, numbers as their stored text, strings
@@ -50,6 +52,13 @@ public struct JSONWriter: Sendable {
     public mutating func writeRaw(_ json: some Sequence<UInt8>) { bytes.append(contentsOf: json) }
 
     public mutating func writeRaw(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
+    /// Writes a UUID as a lowercase JSON string.
+    public mutating func write(uuid: UUID) {
+        bytes.append(UInt8(ascii: "\""))
+        uuid.appendLowercase(to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
 
     public mutating func write(string: String) {
         bytes.append(UInt8(ascii: "\""))

@@ -33,7 +33,7 @@ extension ScopeState {
 
     /// Visits every object once in pre-order from the root (iterative, so deep chains cannot
     /// overflow the stack).
-    private func walkPreOrder(_ visit: (ScopeObject) -> Void) {
+    func walkPreOrder(_ visit: (ScopeObject) -> Void) {
         var seen: Set<UUID> = []
         seen.reserveCapacity(objects.count)
         var stack = [rootUUID]

@@ -88,9 +88,9 @@ public struct SyncFragment: Sendable, Hashable {
 
     /// Appends the fragment's JSON to a writer without building an intermediate tree.
     public func write(to writer: inout JSONWriter) {
-        writer.writeRaw(type == .add ? #"{"type":"add","uuid":""# : #"{"type":"change","uuid":""#)
-        writer.writeRaw(uuid.wireString)
-        writer.writeRaw(#"","clsName":"#)
+        writer.writeRaw(type == .add ? #"{"type":"add","uuid":"# : #"{"type":"change","uuid":"#)
+        writer.write(uuid: uuid)
+        writer.writeRaw(#","clsName":"#)
         writer.write(string: clsName)
         writer.writeRaw(#","properties":"#)
         writer.write(object: properties)

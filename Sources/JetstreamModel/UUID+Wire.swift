@@ -23,6 +23,15 @@ extension UUID {
         }
     }
 
+    /// Appends the lowercase canonical form to a byte buffer without an intermediate String.
+    func appendLowercase(to bytes: inout [UInt8]) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: 36))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            writeLowercase(into: UnsafeMutableBufferPointer(rebasing: buffer[start..<(start + 36)]))
+        }
+    }
+
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     private func writeLowercase(into buffer: UnsafeMutableBufferPointer<UInt8>) {

@@ -110,6 +110,10 @@ if runs("state") {
     print("decode fragments | \(Measure.format(decodeSeconds, 3)) |")
     print("import (validate + build) | \(Measure.format(importSeconds, 3)) |")
     print("export total (export + encode) | \(Measure.format(exportSeconds + encodeSeconds, 3)) |")
+    var streamed = JSONWriter(capacity: 32 << 20)
+    let streamSeconds = Measure.time { state.writeState(name: "bench-1", to: &streamed) }
+    precondition(streamed.bytes.count == stateBytes.count)
+    print("GET body streamed (writeState: walk + write) | \(Measure.format(streamSeconds, 3)) |")
     print(
         "import total (parse + decode + import) | \(Measure.format(parseSeconds + decodeSeconds + importSeconds, 3)) |")
 }
