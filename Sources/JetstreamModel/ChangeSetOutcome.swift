@@ -13,11 +13,13 @@ public enum ChangeSetOutcome: Sendable {
     /// One reply per fragment, in order; at least one is an error. Nothing changed.
     case rejected([FragmentReply])
 
+    /// The accepted set, or nil when rejected.
     public var applied: AppliedChangeSet? {
         if case .accepted(let applied) = self { return applied }
         return nil
     }
 
+    /// One reply per fragment: all `{}` when accepted.
     public var replies: [FragmentReply] {
         switch self {
         case .accepted(let applied): applied.replies

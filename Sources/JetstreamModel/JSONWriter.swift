@@ -13,11 +13,13 @@ import Foundation
 public struct JSONWriter: Sendable {
     public var bytes: [UInt8]
 
+    /// An empty writer with room for `capacity` bytes.
     public init(capacity: Int = 256) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
 
+    /// Appends a value as compact JSON.
     public mutating func write(_ value: JSONValue) {
         switch value {
         case .null: writeRaw("null")
@@ -35,6 +37,7 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    /// Appends an object, members in their order.
     public mutating func write(object: JSONObject) {
         bytes.append(UInt8(ascii: "{"))
         var first = true
@@ -51,6 +54,7 @@ public struct JSONWriter: Sendable {
     /// Appends bytes that are already JSON (e.g. a fragment encoded once and reused).
     public mutating func writeRaw(_ json: some Sequence<UInt8>) { bytes.append(contentsOf: json) }
 
+    /// Appends text that is already JSON.
     public mutating func writeRaw(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
     /// Writes a UUID as a lowercase JSON string.
@@ -60,6 +64,7 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// Appends a string as a JSON string literal, escaping only what JSON requires.
     public mutating func write(string: String) {
         bytes.append(UInt8(ascii: "\""))
         // Most strings need no escaping: copy them in one go.

@@ -53,8 +53,10 @@ public final class ModelClass: Sendable, Hashable, CustomStringConvertible {
         self.referenceIndexes = allProperties.indices.filter { allProperties[$0].type.referencedClassName != nil }
     }
 
+    /// The slot of the property `name` in ``properties`` and in every object's values.
     public func propertyIndex(named name: String) -> Int? { indexByName[name] }
 
+    /// The property `name`, inherited ones included.
     public func property(named name: String) -> PropertyDefinition? {
         indexByName[name].map { properties[$0] }
     }

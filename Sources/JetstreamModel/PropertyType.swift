@@ -60,6 +60,7 @@ public indirect enum PropertyType: Sendable, Hashable, CustomStringConvertible {
         self = .reference(trimmed)
     }
 
+    /// True for `[T]`.
     public var isCollection: Bool {
         if case .collection = self { return true }
         return false
@@ -82,6 +83,7 @@ public indirect enum PropertyType: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// True for integers, Color, Float, Double and Date.
     public var isNumeric: Bool {
         switch self {
         case .float, .double, .date: true

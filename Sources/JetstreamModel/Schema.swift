@@ -123,6 +123,7 @@ public struct Schema: Sendable, Hashable {
             allProperties: all, ancestorNames: ancestors)
     }
 
+    /// The resolved class `name` (inherited properties included), or nil.
     public func modelClass(named name: String) -> ModelClass? { classByName[name] }
 
     /// The root class of the first scope rule whose glob matches `scopeName`, or nil when no rule

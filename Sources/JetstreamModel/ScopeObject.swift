@@ -21,6 +21,7 @@ public struct ScopeObject: Sendable, Hashable {
         self.parents = ParentSet()
     }
 
+    /// The object's exact class name, as fragments carry it.
     public var clsName: String { modelClass.name }
 
     /// The value of the property `key`, or nil when the class has no such property.

@@ -22,6 +22,7 @@ public struct SyncFragment: Sendable, Hashable {
     public var clsName: String
     public var properties: JSONObject
 
+    /// A fragment built in code (e.g. by a client recording local changes).
     public init(type: FragmentType, uuid: UUID, clsName: String, properties: JSONObject = JSONObject()) {
         self.type = type
         self.uuid = uuid
