@@ -23,37 +23,3 @@ extension AppliedChangeSet {
         writer.writeRaw("]}")
     }
 }
-
-extension ScopeState {
-    /// Writes `{"name","version","rootUUID","fragments":[…]}` (the same bytes as
-    /// `stateJSON(name:).encoded()`) without building the intermediate tree.
-    public func writeState(name: String, to writer: inout JSONWriter) {
-        writer.writeRaw(#"{"name":"#)
-        writer.write(string: name)
-        writer.writeRaw(#","version":"#)
-        writer.writeRaw(String(version))
-        writer.writeRaw(#","rootUUID":""#)
-        writer.writeRaw(rootUUID.wireString)
-        writer.writeRaw(#"","fragments":["#)
-        var first = true
-        walkPreOrder { object in
-            if !first { writer.writeRaw(",") }
-            first = false
-            object.writeFragment(isRoot: object.uuid == rootUUID, to: &writer)
-        }
-        writer.writeRaw("]}")
-    }
-}
-
-extension ModelClass {
-    /// This class's schema entry: `extends` when it has a superclass, then the properties it
-    /// declares, in the long form and declaration order.
-    public var jsonValue: JSONValue {
-        var properties = JSONObject()
-        if let superclassName { properties.appendUnchecked(key: "extends", value: .string(superclassName)) }
-        for property in ownProperties {
-            properties.appendUnchecked(key: property.name, value: property.jsonValue)
-        }
-        return .object(properties)
-    }
-}

@@ -1,13 +1,6 @@
 import Foundation
 import HashTreeCollections
 
-/// One incoming reference: the object `parent` refers to the owner through its property at
-/// `propertyIndex`.
-struct ParentRef: Sendable, Hashable {
-    let parent: UUID
-    let propertyIndex: Int
-}
-
 /// The incoming references of one object, with multiplicity (a `[Model]` may list an object twice).
 ///
 /// Most objects have one or two parents, kept in a small array; an object with many parents (a

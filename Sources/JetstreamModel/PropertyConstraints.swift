@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Optional constraints on a property. `min`/`max` apply to numbers, `maxLength`/`pattern` to
 /// strings, `maxCount` to collections; on a collection, the scalar constraints apply to each element.
 ///
@@ -42,20 +40,5 @@ public struct PropertyConstraints: Sendable, Hashable {
         hasher.combine(maxLength)
         hasher.combine(pattern)
         hasher.combine(maxCount)
-    }
-}
-
-/// A compiled `pattern`. `Regex<AnyRegexOutput>` is not Sendable (it may lower its program lazily),
-/// so matches from several threads take a lock; patterns are rare and matches short.
-final class CompiledPattern: Sendable {
-    private let regex: Mutex<Regex<AnyRegexOutput>>
-
-    init?(_ pattern: String) {
-        guard let regex = try? Regex(pattern) else { return nil }
-        self.regex = Mutex(regex)
-    }
-
-    func matchesWhole(_ string: String) -> Bool {
-        regex.withLock { regex in (try? regex.wholeMatch(in: string)) != nil }
     }
 }

@@ -203,12 +203,3 @@ extension PropertyDefinition {
         }
     }
 }
-
-extension EnumValues {
-    var listDescription: String {
-        switch self {
-        case .strings(let values): "[" + values.joined(separator: ", ") + "]"
-        case .integers(let values): "[" + values.map(String.init).joined(separator: ", ") + "]"
-        }
-    }
-}

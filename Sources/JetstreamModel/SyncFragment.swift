@@ -1,12 +1,5 @@
 import Foundation
 
-/// Whether a fragment creates an object or changes one. There is no `remove`: an object leaves its
-/// scope when it is no longer reachable from the root.
-public enum FragmentType: String, Sendable, Hashable {
-    case add
-    case change
-}
-
 /// One sync fragment in the original's wire format:
 /// `{"type":"add","uuid":"5f0c…","clsName":"Shape","properties":{"x":10}}`.
 ///
