@@ -89,8 +89,8 @@ import Testing
 
     @Test func slowSubscriberIsDroppedWhileOthersKeepUp() async throws {
         let box = Box()
-        try await withTestServer(configure: { $0.maxPendingBytes = 256 * 1024 }, router: Self.router(box)) {
-            server, port in
+        let smallCap: (inout HTTPServerConfiguration) -> Void = { $0.maxPendingBytes = 256 * 1024 }
+        try await withTestServer(configure: smallCap, router: Self.router(box)) { server, port in
             let slow = try HTTPTestClient(port: port)
             slow.send("GET /subscribe HTTP/1.1\r\nHost: a\r\n\r\n")
             #expect(await slow.read(untilContains: "\r\n\r\n").contains("200 OK"))
@@ -110,8 +110,8 @@ import Testing
     }
 
     @Test func heartbeatsKeepQuietStreamsAlive() async throws {
-        try await withTestServer(configure: { $0.heartbeatInterval = .seconds(1) }, router: Self.router(Box())) {
-            _, port in
+        let quickHeartbeat: (inout HTTPServerConfiguration) -> Void = { $0.heartbeatInterval = .seconds(1) }
+        try await withTestServer(configure: quickHeartbeat, router: Self.router(Box())) { _, port in
             let client = try HTTPTestClient(port: port)
             client.send("GET /subscribe HTTP/1.1\r\nHost: a\r\n\r\n")
             #expect(await client.read(untilContains: ": keep-alive\n\n").contains("e\r\n: keep-alive\n\n\r\n"))

@@ -107,13 +107,12 @@ import Testing
             ("GET /\(String(repeating: "a", count: 300)) HTTP/1.1\r\nHost: a\r\n\r\n", 414),
             ("GET /now HTTP/1.1\r\n\r\n", 400),
         ]
-        try await withTestServer(
-            configure: {
-                $0.maxBodyBytes = 64
-                $0.maxHeaderBytes = 512
-                $0.maxTargetBytes = 256
-            }, router: Self.router()
-        ) { _, port in
+        let limits: (inout HTTPServerConfiguration) -> Void = {
+            $0.maxBodyBytes = 64
+            $0.maxHeaderBytes = 512
+            $0.maxTargetBytes = 256
+        }
+        try await withTestServer(configure: limits, router: Self.router()) { _, port in
             for (request, status) in cases {
                 let client = try HTTPTestClient(port: port)
                 client.send(request)
@@ -126,12 +125,11 @@ import Testing
     }
 
     @Test func slowHeadGets408AndIdleConnectionsClose() async throws {
-        try await withTestServer(
-            configure: {
-                $0.headerReadTimeout = .seconds(1)
-                $0.idleTimeout = .seconds(1)
-            }, router: Self.router()
-        ) { server, port in
+        let timeouts: (inout HTTPServerConfiguration) -> Void = {
+            $0.headerReadTimeout = .seconds(1)
+            $0.idleTimeout = .seconds(1)
+        }
+        try await withTestServer(configure: timeouts, router: Self.router()) { server, port in
             let slow = try HTTPTestClient(port: port)
             slow.send("GET /now HTTP/1.1\r\nHost: a\r\n")
             #expect(await slow.readResponse()?.status == 408)
