@@ -49,6 +49,9 @@ extension HTTP1ConnectionHandler {
         connection.write(bytes)
         state.streamOpened(now: now)
         syncDeadline()
+        // Keep only what ending the stream needs: a long-lived stream should not hold the request.
+        current?.request = nil
+        current?.head.headers = []
         let sink = HTTP1EventStreamSink(handler: self, stream: stream, chunked: chunked)
         streamSink = sink
         stream.attach(sink)

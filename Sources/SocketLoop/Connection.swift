@@ -76,6 +76,9 @@ public final class Connection: @unchecked Sendable {
             loop.flushQueue.append(self)
         }
         if pendingBytes > loop.maxPendingBytes, !isOverLimitNotified {
+            // Bytes queued in this iteration may simply not be flushed yet: try the kernel first.
+            if !isWriteBlocked { flush() }
+            guard !isClosed, pendingBytes > loop.maxPendingBytes else { return }
             isOverLimitNotified = true
             handler?.connectionExceededPendingLimit(self)
         }
