@@ -105,6 +105,8 @@ extension HTTP1ConnectionHandler {
         var lines: [(String, String)] = []
         lines.reserveCapacity(fields.count + 3)
         for field in fields where field.name != .contentLength && field.name != .connection {
+            // A sized response is never chunked, whatever the handler set.
+            if contentLength != nil, field.name == .transferEncoding { continue }
             lines.append((field.name.rawName, field.value))
         }
         if let contentLength { lines.append(("Content-Length", String(contentLength))) }
