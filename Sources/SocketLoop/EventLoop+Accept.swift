@@ -56,10 +56,14 @@ extension EventLoop {
                 if spareDescriptor >= 0 {
                     CLinuxIO.close(spareDescriptor)
                     let shed = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+                    let shedError = errno
                     if shed >= 0 { CLinuxIO.close(shed) }
                     spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
-                    logger.warning("out of file descriptors: shed a connection")
-                    if shed >= 0 { continue }
+                    if shed >= 0 {
+                        logger.warning("out of file descriptors: shed a connection")
+                        continue
+                    }
+                    if shedError == EAGAIN || shedError == EWOULDBLOCK { return }
                 }
                 pauseListener(listener)
                 return
