@@ -60,7 +60,8 @@ extension EventLoop {
                     if shed >= 0 { CLinuxIO.close(shed) }
                     spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
                     if shed >= 0 {
-                        logger.warning("out of file descriptors: shed a connection")
+                        // Counted and logged once per tick: a flood must not flood the log too.
+                        shedConnections += 1
                         continue
                     }
                     if shedError == EAGAIN || shedError == EWOULDBLOCK { return }
@@ -81,7 +82,7 @@ extension EventLoop {
         var event = epoll_event()
         epoll_ctl(epollDescriptor, EPOLL_CTL_DEL, descriptor, &event)
         listeners[position].isRegistered = false
-        logger.warning("cannot accept: listener paused until the next tick")
+        pausedListeners += 1
     }
 
     private func adopt(_ descriptor: Int32, peer: sockaddr_storage) {
