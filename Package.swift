@@ -92,7 +92,13 @@ let package = Package(
         .testTarget(name: "JetstreamTests", dependencies: ["Jetstream"], swiftSettings: strictSettings),
         .testTarget(name: "SocketLoopTests", dependencies: ["SocketLoop"], swiftSettings: strictSettings),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
-        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTPCompression", "CNGHTTP2", "CZlib"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTP2Tests",
+            dependencies: [
+                "HTTP2", "HTTPCompression", "CNGHTTP2", "CZlib",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: strictSettings),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strictSettings),
     ]
 )
