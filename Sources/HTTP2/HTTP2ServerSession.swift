@@ -24,6 +24,8 @@ public final class HTTP2ServerSession {
     public let configuration: HTTP2Configuration
 
     let session: OpaquePointer
+    /// Bytes nghttp2 holds for this session, maintained by `HTTP2Allocator`.
+    private let heldBytes: UnsafeMutablePointer<Int>
     var streams: [Int32: HTTP2StreamState] = [:]
     var events: [HTTP2Event] = []
     /// Body bytes held for requests that are not complete yet (bounded by the configuration).
@@ -48,10 +50,17 @@ public final class HTTP2ServerSession {
         defer { nghttp2_option_del(option) }
         nghttp2_option_set_stream_reset_rate_limit(option, configuration.resetBurst, configuration.resetRatePerSecond)
 
+        let counter = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        counter.initialize(to: 0)
+        var allocator = HTTP2Allocator.make(counting: counter)
         var created: OpaquePointer?
-        status = nghttp2_session_server_new2(&created, callbacks, nil, option)
-        guard status == 0, let created else { throw HTTP2SessionError("nghttp2_session_server_new2", code: status) }
+        status = nghttp2_session_server_new3(&created, callbacks, nil, option, &allocator)
+        guard status == 0, let created else {
+            counter.deallocate()
+            throw HTTP2SessionError("nghttp2_session_server_new3", code: status)
+        }
         session = created
+        heldBytes = counter
         // The callbacks find this object through user_data; the session never outlives it.
         nghttp2_session_set_user_data(session, Unmanaged.passUnretained(self).toOpaque())
         try submitSettings()
@@ -59,7 +68,13 @@ public final class HTTP2ServerSession {
 
     deinit {
         nghttp2_session_del(session)
+        heldBytes.deallocate()
     }
+
+    /// Bytes libnghttp2 currently holds for this connection (HPACK tables, stream objects,
+    /// queued frames), counted by its allocator hooks. The Swift side adds per stream the
+    /// request being assembled and the response bytes waiting for window (``pendingBytes(on:)``).
+    public var allocatedBytes: Int { heldBytes.pointee }
 
     private func submitSettings() throws(HTTP2SessionError) {
         let settings = [

@@ -184,3 +184,23 @@ import Testing
         #expect(events.contains(.goAway(lastStreamID: HTTP2StreamID(0), errorCode: .noError)))
     }
 }
+
+@Suite struct HTTP2SessionMemoryTests {
+    @Test func allocatedBytes_FollowsStreamsAndReturnsWhenTheyClose() throws {
+        let server = try HTTP2ServerSession()
+        let client = try H2TestClient()
+        try pump(client, server)
+        let idle = server.allocatedBytes
+        #expect(idle > 0)
+        for index in 0..<50 { client.request("GET", "/events/\(index)") }
+        let requests = try pump(client, server).requests
+        for request in requests { server.startStream(request.stream, with: HTTPResponse(status: .ok)) }
+        try pump(client, server)
+        let busy = server.allocatedBytes
+        #expect(busy > idle)
+        for request in requests { server.endStream(request.stream) }
+        try pump(client, server)
+        // Closed streams are kept for a while for priority bookkeeping, so allow some slack.
+        #expect(server.allocatedBytes < busy)
+    }
+}
