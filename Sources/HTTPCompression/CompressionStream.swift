@@ -138,7 +138,7 @@ public final class CompressionStream {
         let chunkSize = max(512, Int(deflateBound(stream, uLong(input.count))) + 64)
         while true {
             let start = output.count
-            output.append(contentsOf: repeatElement(0, count: chunkSize))
+            output += [UInt8](repeating: 0, count: chunkSize)
             let status = output.withUnsafeMutableBufferPointer { buffer in
                 stream.pointee.next_out = buffer.baseAddress! + start
                 stream.pointee.avail_out = uInt(chunkSize)
