@@ -15,7 +15,7 @@ extension HTTP1ConnectionHandler {
         var head: [UInt8] = []
         head.reserveCapacity(256)
         HTTP1ResponseEncoder.encodeHead(
-            status: status, reason: response.head.status.reasonPhrase,
+            status: status, reason: Self.reason(response.head.status),
             headers: headerLines(
                 response.head.headerFields, keepAlive: request.keepAlive, version: request.head.version,
                 contentLength: bodyAllowed ? response.body.count : nil),
@@ -44,12 +44,15 @@ extension HTTP1ConnectionHandler {
         if chunked { fields[.transferEncoding] = "chunked" }
         var bytes: [UInt8] = []
         HTTP1ResponseEncoder.encodeHead(
-            status: head.status.code, reason: head.status.reasonPhrase,
+            status: head.status.code, reason: Self.reason(head.status),
             headers: headerLines(fields, keepAlive: keepAlive, version: request.head.version, contentLength: nil),
             into: &bytes)
         connection.write(bytes)
         state.streamOpened(now: now)
         syncDeadline()
+        // Keep only what ending the stream needs: a long-lived stream should not hold the request.
+        current?.request = nil
+        current?.head.headers = []
         let sink = HTTP1EventStreamSink(handler: self, stream: stream, chunked: chunked, compressor: compressor)
         streamSink = sink
         stream.attach(sink)
@@ -79,11 +82,10 @@ extension HTTP1ConnectionHandler {
         state.close()
         syncDeadline()
         current = nil
-        let status = HTTPResponse.Status(code: error.status)
         var head: [UInt8] = []
         let body = Array("\(error.reason)\n".utf8)
         HTTP1ResponseEncoder.encodeHead(
-            status: error.status, reason: status.reasonPhrase,
+            status: error.status, reason: HTTP1ResponseEncoder.reasonPhrase(for: error.status),
             headers: [
                 ("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", String(body.count)),
                 ("Date", date.current), ("Connection", "close"),
@@ -93,6 +95,10 @@ extension HTTP1ConnectionHandler {
         connection.closeAfterFlush()
     }
 
+    static func reason(_ status: HTTPResponse.Status) -> String {
+        status.reasonPhrase.isEmpty ? HTTP1ResponseEncoder.reasonPhrase(for: status.code) : status.reasonPhrase
+    }
+
     /// The header lines to send: the response's own fields minus framing, plus our framing.
     private func headerLines(
         _ fields: HTTPFields, keepAlive: Bool, version: HTTP1Version, contentLength: Int?
@@ -100,6 +106,8 @@ extension HTTP1ConnectionHandler {
         var lines: [(String, String)] = []
         lines.reserveCapacity(fields.count + 3)
         for field in fields where field.name != .contentLength && field.name != .connection {
+            // A sized response is never chunked, whatever the handler set.
+            if contentLength != nil, field.name == .transferEncoding { continue }
             lines.append((field.name.rawName, field.value))
         }
         if let contentLength { lines.append(("Content-Length", String(contentLength))) }
