@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import HTTPServer
 import HTTPTypes
 import Testing
@@ -155,6 +156,52 @@ import Testing
             let second = try #require(await keepAlive.readResponse())
             #expect(second.header("Connection") == "close")
             #expect(await keepAlive.readToEnd().isEmpty)
+        }
+    }
+
+    @Test func aClientThatDoesNotReadCannotMakeTheServerBufferWithoutBound() async throws {
+        var router = Router()
+        router.get("/static") { _, _ in .text(String(repeating: "x", count: 2500)) }
+        try await withTestServer(router: router) { _, port in
+            let client = try HTTPTestClient(port: port)
+            let flags = fcntl(client.socket.descriptor, F_GETFL)
+            _ = fcntl(client.socket.descriptor, F_SETFL, flags | O_NONBLOCK)
+            let request = Array(String(repeating: "GET /static HTTP/1.1\r\nHost: a\r\n\r\n", count: 1000).utf8)
+            var sent = 0
+            var refused = false
+            // Bounded: at most 200 MB, and give the server time to drain its side between refusals.
+            var idleRounds = 0
+            while sent < 200_000_000, idleRounds < 200 {
+                let written = request.withUnsafeBytes {
+                    Glibc.send(client.socket.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
+                if written > 0 {
+                    sent += written
+                    idleRounds = 0
+                } else {
+                    refused = true
+                    idleRounds += 1
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            #expect(refused)
+            #expect(sent < 200_000_000, "the server kept reading \(sent) bytes of requests it could not answer")
+        }
+    }
+
+    @Test func largeBodiesArriveWholeInBothFramings() async throws {
+        try await withTestServer(router: Self.router()) { _, port in
+            let client = try HTTPTestClient(port: port)
+            let body = String((0..<900_000).map { Character(UnicodeScalar(UInt8(97 + $0 % 26))) })
+            client.send("POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+            #expect(await client.readResponse()?.text == body)
+            let chunks = stride(from: 0, to: body.utf8.count, by: 70_000).map { start -> String in
+                let piece = Array(body.utf8)[start..<min(start + 70_000, body.utf8.count)]
+                return String(piece.count, radix: 16) + "\r\n" + String(decoding: piece, as: UTF8.self) + "\r\n"
+            }
+            client.send(
+                "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks.joined() + "0\r\n\r\n")
+            #expect(await client.readResponse()?.text == body)
         }
     }
 }
