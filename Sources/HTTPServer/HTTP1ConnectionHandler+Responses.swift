@@ -35,6 +35,7 @@ extension HTTP1ConnectionHandler {
             deliver(HTTPServerResponse(status: head.status, headerFields: head.headerFields), for: requestID)
             return false
         }
+        let compressor = ResponseCompression.negotiateEventStream(&head, for: served)
         // HTTP/1.0 has no chunked coding: the stream is delimited by closing the connection.
         let chunked = request.head.version == .http1_1
         let keepAlive = chunked && request.keepAlive
@@ -52,7 +53,7 @@ extension HTTP1ConnectionHandler {
         // Keep only what ending the stream needs: a long-lived stream should not hold the request.
         current?.request = nil
         current?.head.headers = []
-        let sink = HTTP1EventStreamSink(handler: self, stream: stream, chunked: chunked)
+        let sink = HTTP1EventStreamSink(handler: self, stream: stream, chunked: chunked, compressor: compressor)
         streamSink = sink
         stream.attach(sink)
         core.stats.openStreams.add(1, ordering: .relaxed)
