@@ -12,6 +12,9 @@ import Foundation
 /// }  // onChanges receives [add Shape, change Canvas{shapes}]; queued observers have run
 /// ```
 ///
+/// The scope owns its objects; an object refers to its scope weakly, so keep the scope alive (a
+/// scope nobody holds is gone, and its objects report `scope == nil`).
+///
 /// A scope and its objects are not `Sendable`: they belong to one isolation domain (a task, an actor,
 /// or the main thread). Move a scope between domains as a whole (`sending`), or let a ``ScopeHost``
 /// actor own it.
