@@ -37,8 +37,14 @@ let package = Package(
         // Model core: pure Swift, no I/O beyond reading a schema file.
         .target(
             name: "JetstreamModel",
-            dependencies: [.product(name: "Yams", package: "Yams")],
+            dependencies: [
+                .product(name: "Yams", package: "Yams"),
+                // Persistent hash trie: snapshots share structure, so a change set costs O(touched).
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+            ],
             swiftSettings: strictSettings),
+        // `swift run -c release ModelBench`: model-core benchmark (docs/benchmarks.md).
+        .executableTarget(name: "ModelBench", dependencies: ["JetstreamModel"], swiftSettings: strictSettings),
         // The typed model framework of the original (ModelObject, Scope, observation).
         .target(name: "Jetstream", dependencies: ["JetstreamModel"], swiftSettings: strictSettings),
 
