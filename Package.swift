@@ -95,7 +95,7 @@ let package = Package(
                 "JetstreamModel", .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strictSettings),
-        .testTarget(name: "JetstreamTests", dependencies: ["Jetstream"], swiftSettings: strictSettings),
+        .testTarget(name: "JetstreamTests", dependencies: ["Jetstream", "JetstreamModel"], swiftSettings: strictSettings),
         .testTarget(name: "SocketLoopTests", dependencies: ["SocketLoop"], swiftSettings: strictSettings),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTPCompression", "CNGHTTP2", "CZlib"], swiftSettings: strictSettings),
