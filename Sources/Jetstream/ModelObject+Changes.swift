@@ -6,6 +6,7 @@ extension ModelObject {
         guard oldValue != newValue else { return }
         slot.value = newValue
         if slot.isSynced {
+            scope?.stateMirror = nil
             let oldChildren = oldValue.referencedObjects
             let newChildren = newValue.referencedObjects
             if !oldChildren.isEmpty || !newChildren.isEmpty {

@@ -73,6 +73,7 @@ extension Scope {
     /// Changes the UUID of an object of this scope (the root adopting the server's root UUID).
     func changeUUID(of object: ModelObject, to uuid: UUID) {
         guard object.uuid != uuid else { return }
+        stateMirror = nil
         if object.scope === self {
             objectsByUUID[object.uuid] = nil
             objectsByUUID[uuid] = object

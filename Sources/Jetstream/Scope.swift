@@ -1,4 +1,5 @@
 import Foundation
+import JetstreamModel
 
 /// A tree of model objects under one root: the UUID index, change recording, queued observation
 /// delivery and application of remote fragments.
@@ -26,6 +27,13 @@ public final class Scope {
 
     var objectsByUUID: [UUID: ModelObject] = [:]
     let modelTypes: ModelTypeRegistry
+    var providedSchema: Schema?
+    /// The model core's view of the objects, kept while no local write changed them: remote
+    /// fragments are validated against it. Rebuilt from the objects when needed.
+    var stateMirror: ScopeState?
+
+    /// Limits for applying remote fragments; none by default, the server already enforced its own.
+    public var limits: Limits = .unlimited
 
     var recorder = ChangeRecorder()
     var remoteApplicationDepth = 0
@@ -50,10 +58,15 @@ public final class Scope {
     ///
     /// `root` leaves its parents first (as in the original). If it is the root of another scope, that
     /// scope is emptied. `additionalTypes` names classes that are not reachable from the root class
-    /// through property types (subclasses, for example) so remote `add`s can create them.
-    public init(name: String = "", root: ModelObject, additionalTypes: [ModelObject.Type] = []) {
+    /// through property types (subclasses, for example) so remote `add`s can create them. `schema`
+    /// (e.g. the gateway's `GET /v1/schema`) is what remote fragments are validated against; without
+    /// it the schema is generated from the model classes (``ModelObject/schema(scopePattern:additionalTypes:)``).
+    public init(
+        name: String = "", root: ModelObject, schema: Schema? = nil, additionalTypes: [ModelObject.Type] = []
+    ) {
         self.name = name
         self.root = root
+        self.providedSchema = schema
         self.modelTypes = ModelTypeRegistry(root: type(of: root), additionalTypes: additionalTypes)
         if let previous = root.scope, previous.root === root {
             previous.removeAllObjects()
