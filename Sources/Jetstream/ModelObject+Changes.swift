@@ -35,32 +35,32 @@ extension ModelObject {
         }
     }
 
-    /// Fires immediate observers and marks queued ones (this object's, and the tree observers of
-    /// every ancestor) for the next flush.
+    /// Fires immediate observers and marks the queued ones registered now (this object's change
+    /// observers for `key`, and the tree observers of this object and every ancestor) for the next
+    /// flush. Observations registered later do not see this change.
     func didChange(key: String) {
         let changed: Set<String> = [key]
         fire({ $0.matchesChange(of: changed, queued: false) }) { callback in
             if case .plain(let call) = callback { call() }
         }
-        pendingChangedKeys.insert(key)
-        scope?.enqueueNotifications(of: self)
-        markTreeChanged()
-    }
-
-    /// Marks this object and its ancestors as changed. An ancestor already marked was marked with
-    /// its own ancestors, so the walk stops there.
-    private func markTreeChanged() {
+        markPending { $0.matchesChange(of: changed, queued: true) }
         var stack: [ModelObject] = [self]
         var visited: Set<ObjectIdentifier> = []
         while let object = stack.popLast() {
             guard visited.insert(ObjectIdentifier(object)).inserted else { continue }
-            if object.pendingTreeChange && object !== self { continue }
-            let wasMarked = object.pendingTreeChange
-            object.pendingTreeChange = true
-            object.scope?.enqueueNotifications(of: object)
-            if !wasMarked {
-                stack += object.parentRelationships.compactMap(\.parent)
-            }
+            object.markPending { if case .treeChange = $0.kind { true } else { false } }
+            stack += object.parentRelationships.compactMap(\.parent)
+        }
+    }
+
+    private func markPending(_ matches: (Observation) -> Bool) {
+        var marked = false
+        for observation in observations where observation.observer != nil && matches(observation) {
+            pendingObservationIDs.insert(observation.id)
+            marked = true
+        }
+        if marked {
+            scope?.enqueueNotifications(of: self)
         }
     }
 
@@ -75,23 +75,15 @@ extension ModelObject {
         }
     }
 
-    /// Delivers this object's queued change and tree observations for one flush.
+    /// Delivers this object's marked queued observations, each once, for one flush.
     func deliverQueuedNotifications() {
-        let changedKeys = pendingChangedKeys
-        let treeChanged = pendingTreeChange
-        pendingChangedKeys = []
-        pendingTreeChange = false
-        if !changedKeys.isEmpty {
-            fire({ $0.matchesChange(of: changedKeys, queued: true) }) { callback in
-                if case .plain(let call) = callback { call() }
-            }
-        }
-        if treeChanged {
-            fire({ if case .treeChange = $0.kind { true } else { false } }) { callback in
-                if case .plain(let call) = callback { call() }
-            }
+        let pending = pendingObservationIDs
+        pendingObservationIDs = []
+        guard !pending.isEmpty else { return }
+        fire({ pending.contains($0.id) }) { callback in
+            if case .plain(let call) = callback { call() }
         }
     }
 
-    var hasPendingNotifications: Bool { pendingTreeChange || !pendingChangedKeys.isEmpty }
+    var hasPendingNotifications: Bool { !pendingObservationIDs.isEmpty }
 }

@@ -31,8 +31,8 @@ open class ModelObject: Hashable, CustomStringConvertible {
 
     var observations: [Observation] = []
     var nextObservationID = 0
-    var pendingChangedKeys: Set<String> = []
-    var pendingTreeChange = false
+    /// Queued observations (change and tree) to deliver at the next flush of the scope.
+    var pendingObservationIDs: Set<Int> = []
 
     /// A new object with a random UUID and every property at its initial value.
     public required init() {
