@@ -24,14 +24,10 @@ extension ModelObject {
 
     private func notifyElementChanges(_ changes: ElementChanges, key: String) {
         for element in changes.removed {
-            fire({ if case .collectionRemove(key) = $0.kind { true } else { false } }) { callback in
-                if case .element(let call) = callback { call(element) }
-            }
+            fireElement(element) { $0.kind == .collectionRemove(key: key) }
         }
         for element in changes.added {
-            fire({ if case .collectionAdd(key) = $0.kind { true } else { false } }) { callback in
-                if case .element(let call) = callback { call(element) }
-            }
+            fireElement(element) { $0.kind == .collectionAdd(key: key) }
         }
     }
 
@@ -40,15 +36,13 @@ extension ModelObject {
     /// flush. Observations registered later do not see this change.
     func didChange(key: String) {
         let changed: Set<String> = [key]
-        fire({ $0.matchesChange(of: changed, queued: false) }) { callback in
-            if case .plain(let call) = callback { call() }
-        }
+        firePlain { $0.matchesChange(of: changed, queued: false) }
         markPending { $0.matchesChange(of: changed, queued: true) }
         var stack: [ModelObject] = [self]
         var visited: Set<ObjectIdentifier> = []
         while let object = stack.popLast() {
             guard visited.insert(ObjectIdentifier(object)).inserted else { continue }
-            object.markPending { if case .treeChange = $0.kind { true } else { false } }
+            object.markPending { $0.kind == .treeChange }
             stack += object.parentRelationships.compactMap(\.parent)
         }
     }
@@ -64,15 +58,38 @@ extension ModelObject {
         }
     }
 
-    /// Calls the callbacks of the live observations that `matches` selects; an observation cancelled
-    /// by an earlier callback in the same round is skipped.
-    func fire(_ matches: (Observation) -> Bool, _ invoke: (Observation.Callback) -> Void) {
-        guard !observations.isEmpty else { return }
-        let selected = observations.filter { $0.observer != nil && matches($0) }
-        for observation in selected where observations.contains(where: { $0.id == observation.id }) {
-            guard observation.observer != nil else { continue }
-            invoke(observation.callback)
+    /// Calls the plain callbacks of the live observations that `matches` selects.
+    func firePlain(where matches: (Observation) -> Bool) {
+        for observation in selected(matches) where isActive(observation) {
+            if case .plain(let call) = observation.callback { call() }
         }
+    }
+
+    func fireElement(_ element: Any, where matches: (Observation) -> Bool) {
+        for observation in selected(matches) where isActive(observation) {
+            if case .element(let call) = observation.callback { call(element) }
+        }
+    }
+
+    func fireScope(_ scope: Scope, where matches: (Observation) -> Bool) {
+        for observation in selected(matches) where isActive(observation) {
+            if case .scope(let call) = observation.callback { call(scope) }
+        }
+    }
+
+    func fireParent(_ parent: ModelObject, key: String, where matches: (Observation) -> Bool) {
+        for observation in selected(matches) where isActive(observation) {
+            if case .parent(let call) = observation.callback { call(parent, key) }
+        }
+    }
+
+    private func selected(_ matches: (Observation) -> Bool) -> [Observation] {
+        observations.isEmpty ? [] : observations.filter { $0.observer != nil && matches($0) }
+    }
+
+    /// False for an observation cancelled (or whose observer went away) earlier in the same round.
+    private func isActive(_ observation: Observation) -> Bool {
+        observation.observer != nil && observations.contains { $0.id == observation.id }
     }
 
     /// Delivers this object's marked queued observations, each once, for one flush.
@@ -80,9 +97,7 @@ extension ModelObject {
         let pending = pendingObservationIDs
         pendingObservationIDs = []
         guard !pending.isEmpty else { return }
-        fire({ pending.contains($0.id) }) { callback in
-            if case .plain(let call) = callback { call() }
-        }
+        firePlain { pending.contains($0.id) }
     }
 
     var hasPendingNotifications: Bool { !pendingObservationIDs.isEmpty }

@@ -10,17 +10,13 @@ extension ModelObject {
         for child in Self.unique(old) where !newIDs.contains(ObjectIdentifier(child)) {
             child.parentRelationships.removeAll { $0.parent == nil || $0.refers(to: self, key: key) }
             lostChild = true
-            child.fire({ if case .removedFromParent = $0.kind { true } else { false } }) { callback in
-                if case .parent(let call) = callback { call(self, key) }
-            }
+            child.fireParent(self, key: key) { $0.kind == .removedFromParent }
         }
         for child in Self.unique(new) where !oldIDs.contains(ObjectIdentifier(child)) {
             if !child.parentRelationships.contains(where: { $0.refers(to: self, key: key) }) {
                 child.parentRelationships.append(ParentRelationship(parent: self, key: key))
             }
-            child.fire({ if case .addedToParent = $0.kind { true } else { false } }) { callback in
-                if case .parent(let call) = callback { call(self, key) }
-            }
+            child.fireParent(self, key: key) { $0.kind == .addedToParent }
             if let scope, child.scope == nil {
                 scope.attach(child)
             }

@@ -12,7 +12,9 @@ extension ModelObject {
 
     /// Calls `callback` once per batch of changes to the property `key` (queued).
     @discardableResult
-    public func observeChange(_ observer: AnyObject, key: String, _ callback: @escaping () -> Void)
+    public func observeChange(
+        _ observer: AnyObject, key: String, _ callback: @escaping () -> Void
+    )
         -> CancelObserver
     {
         addObservation(observer, .change(keys: [key], queued: true), .plain(callback))
@@ -20,7 +22,9 @@ extension ModelObject {
 
     /// Calls `callback` once per batch of changes to any of `keys` (queued).
     @discardableResult
-    public func observeChange(_ observer: AnyObject, keys: [String], _ callback: @escaping () -> Void)
+    public func observeChange(
+        _ observer: AnyObject, keys: [String], _ callback: @escaping () -> Void
+    )
         -> CancelObserver
     {
         addObservation(observer, .change(keys: Set(keys), queued: true), .plain(callback))
@@ -34,7 +38,9 @@ extension ModelObject {
 
     /// Calls `callback` at once for every change to the property `key`.
     @discardableResult
-    public func observeChangeImmediately(_ observer: AnyObject, key: String, _ callback: @escaping () -> Void)
+    public func observeChangeImmediately(
+        _ observer: AnyObject, key: String, _ callback: @escaping () -> Void
+    )
         -> CancelObserver
     {
         addObservation(observer, .change(keys: [key], queued: false), .plain(callback))
@@ -42,7 +48,9 @@ extension ModelObject {
 
     /// Calls `callback` at once for every change to any of `keys`.
     @discardableResult
-    public func observeChangeImmediately(_ observer: AnyObject, keys: [String], _ callback: @escaping () -> Void)
+    public func observeChangeImmediately(
+        _ observer: AnyObject, keys: [String], _ callback: @escaping () -> Void
+    )
         -> CancelObserver
     {
         addObservation(observer, .change(keys: Set(keys), queued: false), .plain(callback))
@@ -114,7 +122,9 @@ extension ModelObject {
         return observations.count
     }
 
-    private func addObservation(_ observer: AnyObject, _ kind: Observation.Kind, _ callback: Observation.Callback)
+    private func addObservation(
+        _ observer: AnyObject, _ kind: Observation.Kind, _ callback: Observation.Callback
+    )
         -> CancelObserver
     {
         observations.removeAll { $0.observer == nil }

@@ -4,7 +4,7 @@ public typealias CancelObserver = () -> Void
 /// One registered observation on a model object. The observer is held weakly: when it is
 /// deallocated the observation ends by itself.
 struct Observation {
-    enum Kind {
+    enum Kind: Equatable {
         case change(keys: Set<String>?, queued: Bool)
         case treeChange
         case collectionAdd(key: String)

@@ -7,7 +7,8 @@ extension Scope {
     public func schema() throws(ScopeApplyError) -> Schema {
         if let providedSchema { return providedSchema }
         do {
-            let schema = try modelTypes.schema(scopePattern: name.isEmpty ? "*" : name, rootClassName: type(of: root).className)
+            let schema = try modelTypes.schema(
+                scopePattern: name.isEmpty ? "*" : name, rootClassName: type(of: root).className)
             providedSchema = schema
             return schema
         } catch {
@@ -54,7 +55,9 @@ extension Scope {
         case .rejected(let replies): throw .rejected(replies)
         case .accepted(let accepted): applied = accepted
         }
-        try applyTyped(addedUUIDs: applied.fragments.filter { $0.type == .add }.map(\.uuid), touched: applied.fragments.map(\.uuid), state: applied.state)
+        try applyTyped(
+            addedUUIDs: applied.fragments.filter { $0.type == .add }.map(\.uuid),
+            touched: applied.fragments.map(\.uuid), state: applied.state)
         return applied
     }
 
@@ -66,7 +69,9 @@ extension Scope {
     /// ```swift
     /// try scope.applyFullState(fragments, rootUUID: rootUUID)
     /// ```
-    public func applyFullState(_ fragments: [SyncFragment], rootUUID: UUID, version: Int = 0)
+    public func applyFullState(
+        _ fragments: [SyncFragment], rootUUID: UUID, version: Int = 0
+    )
         throws(ScopeApplyError)
     {
         let schema = try schema()

@@ -15,9 +15,7 @@ extension Scope {
             if current.hasPendingNotifications {
                 enqueueNotifications(of: current)
             }
-            current.fire({ if case .attach = $0.kind { true } else { false } }) { callback in
-                if case .scope(let call) = callback { call(self) }
-            }
+            current.fireScope(self) { $0.kind == .attach }
             stack += current.children.reversed()
         }
     }
@@ -64,9 +62,7 @@ extension Scope {
             recordDetach(of: object)
         }
         for object in objects {
-            object.fire({ if case .detach = $0.kind { true } else { false } }) { callback in
-                if case .scope(let call) = callback { call(self) }
-            }
+            object.fireScope(self) { $0.kind == .detach }
         }
     }
 

@@ -26,7 +26,8 @@ import Testing
         child.observeChange(queued) { queued.increment() }
         let newUUID = UUID()
         try scope.applySyncFragments([
-            fragment(.change, child.uuid, "TestModel", ["childModel": wire(newUUID), "string": "testing", "integer": 20]),
+            fragment(
+                .change, child.uuid, "TestModel", ["childModel": wire(newUUID), "string": "testing", "integer": 20]),
             fragment(.add, newUUID, "TestModel", ["string": "set correctly"]),
         ])
         let added = try #require(child.childModel)
@@ -60,7 +61,8 @@ import Testing
             Issue.record("expected a rejection, got \(String(describing: error))")
             return
         }
-        #expect(replies.map { $0.error?.kind } == [nil, .nullNotAllowed, .typeMismatch, .typeMismatch, .unknownProperty])
+        #expect(
+            replies.map { $0.error?.kind } == [nil, .nullNotAllowed, .typeMismatch, .typeMismatch, .unknownProperty])
         #expect(root.string == nil)
         #expect(root.integer == 10)
     }

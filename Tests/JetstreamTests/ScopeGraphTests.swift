@@ -172,4 +172,3 @@ import Testing
         #expect(child.isScopeRoot)
     }
 }
-
