@@ -195,3 +195,37 @@ import Testing
         #expect(log.take().map(\.summary) == ["change TestModel", "change TestModel"])
     }
 }
+
+@Suite struct KeyPathObservationTests {
+    @Test func keyPathsNameTheirProperties() {
+        let shape = Shape()
+        #expect(shape.propertyKey(\Shape.width) == "width")
+        #expect(shape.propertyKey(\Shape.isSelected) == "isSelected")
+        #expect(shape.propertyKey(\Shape.uuid) == "")
+    }
+
+    @Test func keyPathObservers() {
+        let canvas = Canvas()
+        let scope = Scope(root: canvas)
+        let shape = Shape()
+        let moved = Counter()
+        let widths = Counter()
+        var added: [Shape] = []
+        var removed: [Shape] = []
+        shape.observeChange(moved, keys: [\Shape.x, \Shape.y]) { moved.increment() }
+        shape.observeChangeImmediately(widths, key: \Shape.width) { widths.increment() }
+        canvas.observeCollectionAdd(moved, key: \Canvas.shapes) { added.append($0) }
+        canvas.observeCollectionRemove(moved, key: \Canvas.shapes) { removed.append($0) }
+        canvas.shapes.append(shape)
+        shape.x = 1
+        shape.y = 2
+        shape.width = 3
+        shape.height = 4
+        scope.flush()
+        #expect(moved.count == 1)
+        #expect(widths.count == 1)
+        canvas.shapes = []
+        #expect(added == [shape])
+        #expect(removed == [shape])
+    }
+}
