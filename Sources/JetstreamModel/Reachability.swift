@@ -33,7 +33,7 @@ struct Reachability {
             let newlyUnreachable = search(from: candidate, in: objects)
             for uuid in newlyUnreachable {
                 found.append(uuid)
-                for child in objects[uuid]!.referencedUUIDs where !unreachable.contains(child) {
+                for child in objects[uuid]?.referencedUUIDs ?? [] where !unreachable.contains(child) {
                     queue.append(child)
                 }
             }
