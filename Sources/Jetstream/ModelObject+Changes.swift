@@ -5,16 +5,15 @@ extension ModelObject {
         let oldValue = slot.value
         guard oldValue != newValue else { return }
         slot.value = newValue
+        let elementChanges = Value.elementChanges(from: oldValue, to: newValue)
         if slot.isSynced {
             scope?.stateMirror = nil
-            let oldChildren = oldValue.referencedObjects
-            let newChildren = newValue.referencedObjects
-            if !oldChildren.isEmpty || !newChildren.isEmpty {
-                updateChildren(key: slot.key, old: oldChildren, new: newChildren)
+            if Value.referencedModelType != nil {
+                updateChildren(key: slot.key, from: oldValue, to: newValue, elementChanges: elementChanges)
             }
         }
-        if let changes = Value.elementChanges(from: oldValue, to: newValue) {
-            notifyElementChanges(changes, key: slot.key)
+        if let elementChanges {
+            notifyElementChanges(elementChanges, key: slot.key)
         }
         if slot.isSynced {
             scope?.recordChange(of: self, key: slot.key, oldValue: oldValue)

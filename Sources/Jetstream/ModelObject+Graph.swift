@@ -3,16 +3,28 @@ extension ModelObject {
     ///
     /// Removals are handled before additions, and unreachable objects are swept after both, so an
     /// object that moves within one write (e.g. into a newly added subtree) never leaves the scope.
-    func updateChildren(key: String, old: [ModelObject], new: [ModelObject]) {
-        let oldIDs = Set(old.map(ObjectIdentifier.init))
-        let newIDs = Set(new.map(ObjectIdentifier.init))
-        var lostChild = false
-        for child in Self.unique(old) where !newIDs.contains(ObjectIdentifier(child)) {
+    func updateChildren<Value: PropertyValue>(
+        key: String, from oldValue: Value, to newValue: Value, elementChanges: ElementChanges?
+    ) {
+        let oldChildren = oldValue.referencedObjects
+        let newChildren = newValue.referencedObjects
+        // A collection's difference is usually a few elements: only those can gain or lose the edge.
+        let removedCandidates = elementChanges.map { $0.removed.compactMap { $0 as? ModelObject } } ?? oldChildren
+        let addedCandidates = elementChanges.map { $0.added.compactMap { $0 as? ModelObject } } ?? newChildren
+        let lost = Self.unique(removedCandidates, notIn: newChildren)
+        let gained = Self.unique(addedCandidates, notIn: oldChildren)
+        guard !lost.isEmpty || !gained.isEmpty else { return }
+        updateChildren(key: key, lost: lost, gained: gained)
+    }
+
+    private func updateChildren(key: String, lost: [ModelObject], gained: [ModelObject]) {
+        var lostChildren: [ModelObject] = []
+        for child in lost {
             child.parentRelationships.removeAll { $0.parent == nil || $0.refers(to: self, key: key) }
-            lostChild = true
+            lostChildren.append(child)
             child.fireParent(self, key: key) { $0.kind == .removedFromParent }
         }
-        for child in Self.unique(new) where !oldIDs.contains(ObjectIdentifier(child)) {
+        for child in gained {
             if !child.parentRelationships.contains(where: { $0.refers(to: self, key: key) }) {
                 child.parentRelationships.append(ParentRelationship(parent: self, key: key))
             }
@@ -21,13 +33,20 @@ extension ModelObject {
                 scope.attach(child)
             }
         }
-        if lostChild, let scope {
-            scope.removeUnreachableObjects()
+        if !lostChildren.isEmpty, let scope {
+            scope.removeUnreachableObjects(after: lostChildren)
         }
     }
 
-    private static func unique(_ objects: [ModelObject]) -> [ModelObject] {
+    /// `candidates` without duplicates and without the objects in `others`.
+    private static func unique(_ candidates: [ModelObject], notIn others: [ModelObject]) -> [ModelObject] {
+        guard !candidates.isEmpty else { return [] }
         var seen: Set<ObjectIdentifier> = []
-        return objects.filter { seen.insert(ObjectIdentifier($0)).inserted }
+        let unique = candidates.filter { seen.insert(ObjectIdentifier($0)).inserted }
+        if unique.count <= 8 {
+            return unique.filter { candidate in !others.contains { $0 === candidate } }
+        }
+        let excluded = Set(others.map(ObjectIdentifier.init))
+        return unique.filter { !excluded.contains(ObjectIdentifier($0)) }
     }
 }

@@ -50,7 +50,7 @@ public struct ElementChanges {
 }
 
 /// A value that is not a collection or an optional: what an array or an optional may wrap.
-public protocol ScalarPropertyValue: PropertyValue {}
+public protocol ScalarPropertyValue: PropertyValue, Hashable {}
 
 extension PropertyValue {
     public static var isNullable: Bool { false }
@@ -86,49 +86,39 @@ extension Array: PropertyValue where Element: ScalarPropertyValue {
     }
 
     public static func elementChanges(from old: [Element], to new: [Element]) -> ElementChanges? {
-        var counts: [AnyHashable: Int] = [:]
-        guard let oldKeys = old.hashKeys, let newKeys = new.hashKeys else {
-            return linearElementChanges(from: old, to: new)
+        // Appends, removals at either end and single replacements touch only the middle: skip the
+        // common prefix and suffix before counting.
+        var prefix = 0
+        while prefix < old.count && prefix < new.count && old[prefix] == new[prefix] {
+            prefix += 1
         }
-        for key in oldKeys { counts[key, default: 0] += 1 }
+        var suffix = 0
+        while suffix < old.count - prefix && suffix < new.count - prefix
+            && old[old.count - 1 - suffix] == new[new.count - 1 - suffix]
+        {
+            suffix += 1
+        }
+        let oldMiddle = old[prefix..<(old.count - suffix)]
+        let newMiddle = new[prefix..<(new.count - suffix)]
+        var counts: [Element: Int] = [:]
+        for element in oldMiddle {
+            counts[element, default: 0] += 1
+        }
         var added: [Any] = []
-        for (key, element) in zip(newKeys, new) {
-            if let count = counts[key], count > 0 {
-                counts[key] = count - 1
+        for element in newMiddle {
+            if let count = counts[element], count > 0 {
+                counts[element] = count - 1
             } else {
                 added.append(element)
             }
         }
         var removed: [Any] = []
-        for (key, element) in zip(oldKeys, old).reversed() {
-            if let count = counts[key], count > 0 {
-                counts[key] = count - 1
+        for element in oldMiddle.reversed() {
+            if let count = counts[element], count > 0 {
+                counts[element] = count - 1
                 removed.append(element)
             }
         }
         return ElementChanges(added: added, removed: removed.reversed())
-    }
-
-    private var hashKeys: [AnyHashable]? {
-        var keys: [AnyHashable] = []
-        keys.reserveCapacity(count)
-        for element in self {
-            guard let key = element as? AnyHashable else { return nil }
-            keys.append(key)
-        }
-        return keys
-    }
-
-    private static func linearElementChanges(from old: [Element], to new: [Element]) -> ElementChanges {
-        var remaining = old
-        var added: [Any] = []
-        for element in new {
-            if let index = remaining.firstIndex(of: element) {
-                remaining.remove(at: index)
-            } else {
-                added.append(element)
-            }
-        }
-        return ElementChanges(added: added, removed: remaining)
     }
 }

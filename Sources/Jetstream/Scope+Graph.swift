@@ -20,22 +20,44 @@ extension Scope {
         }
     }
 
-    /// Detaches every object that is no longer reachable from the root: exactly those, so a shared
-    /// child that another parent still holds stays, and unreachable cycles leave too.
-    func removeUnreachableObjects() {
-        if sweepDeferralDepth > 0 {
-            sweepNeeded = true
-            return
-        }
-        var reachable: Set<ObjectIdentifier> = []
-        var stack: [ModelObject] = [root]
+    /// Detaches the objects that are no longer reachable from the root after `lostChildren` lost a
+    /// parent relationship: exactly those, so a shared child that another parent still holds stays,
+    /// and unreachable cycles leave too.
+    ///
+    /// Everything in the scope was reachable before, and only paths through the removed edges
+    /// broke, so only objects reachable from the lost children (the candidates) can have become
+    /// unreachable. A candidate stays if a mark starting at candidates with a parent outside the
+    /// candidates (or the root) reaches it. Cost: O(candidates), not O(scope).
+    func removeUnreachableObjects(after lostChildren: [ModelObject]) {
+        orphanCandidates += lostChildren
+        guard sweepDeferralDepth == 0 else { return }
+        let starts = orphanCandidates
+        orphanCandidates = []
+        var candidates: [ModelObject] = []
+        var candidateIDs: Set<ObjectIdentifier> = []
+        var stack = starts
         while let object = stack.popLast() {
-            guard object.scope === self, reachable.insert(ObjectIdentifier(object)).inserted else { continue }
+            guard object.scope === self, candidateIDs.insert(ObjectIdentifier(object)).inserted else { continue }
+            candidates.append(object)
             stack += object.children
         }
-        guard reachable.count < objectsByUUID.count else { return }
-        let unreachable = objectsByUUID.values.filter { !reachable.contains(ObjectIdentifier($0)) }
-        detach(unreachable)
+        var reachable: Set<ObjectIdentifier> = []
+        stack = candidates.filter { candidate in
+            candidate === root
+                || candidate.parentRelationships.contains { relationship in
+                    guard let parent = relationship.parent, parent.scope === self else { return false }
+                    return !candidateIDs.contains(ObjectIdentifier(parent))
+                }
+        }
+        while let object = stack.popLast() {
+            let id = ObjectIdentifier(object)
+            guard candidateIDs.contains(id), reachable.insert(id).inserted else { continue }
+            stack += object.children
+        }
+        let unreachable = candidates.filter { !reachable.contains(ObjectIdentifier($0)) }
+        if !unreachable.isEmpty {
+            detach(unreachable)
+        }
     }
 
     /// Runs `body` with the reachability sweep postponed to its end (one sweep for a whole batch).
@@ -43,9 +65,8 @@ extension Scope {
         sweepDeferralDepth += 1
         defer {
             sweepDeferralDepth -= 1
-            if sweepDeferralDepth == 0 && sweepNeeded {
-                sweepNeeded = false
-                removeUnreachableObjects()
+            if sweepDeferralDepth == 0 && !orphanCandidates.isEmpty {
+                removeUnreachableObjects(after: [])
             }
         }
         return try body()

@@ -38,7 +38,8 @@ public final class Scope {
     var recorder = ChangeRecorder()
     var remoteApplicationDepth = 0
     var sweepDeferralDepth = 0
-    var sweepNeeded = false
+    /// Objects that lost a parent relationship since the last sweep.
+    var orphanCandidates: [ModelObject] = []
 
     var notificationQueue: [ModelObject] = []
     var queuedObjectIDs: Set<ObjectIdentifier> = []

@@ -160,15 +160,31 @@ import Testing
         #expect(scope.objectCount == 1)
     }
 
+    /// Scenario 66: making a child the root of a new scope takes it from its parent; it and its
+    /// subtree see a detach, then an attach.
     @Test func makingAnObjectARootTakesItFromItsParents() {
         let root = TestModel()
         let first = Scope(root: root)
         let child = TestModel()
+        let grandchild = TestModel()
+        child.childModel = grandchild
         root.childModel = child
+        var events: [String] = []
+        let observer = Counter()
+        for (name, object) in [("child", child), ("grandchild", grandchild)] {
+            object.observeDetach(observer) { scope in events.append("\(name) detach \(scope === first)") }
+            object.observeAttach(observer) { scope in events.append("\(name) attach \(scope === first)") }
+        }
         let second = Scope(root: child)
         #expect(root.childModel == nil)
-        #expect(child.scope === second)
+        #expect(child.scope === second && grandchild.scope === second)
         #expect(first.objectCount == 1)
+        #expect(second.objectCount == 2)
         #expect(child.isScopeRoot)
+        #expect(
+            events.sorted() == [
+                "child attach false", "child detach true", "grandchild attach false", "grandchild detach true",
+            ])
+        #expect(events.firstIndex(of: "grandchild detach true")! < events.firstIndex(of: "grandchild attach false")!)
     }
 }
