@@ -1,10 +1,20 @@
+import JetstreamModel
+
 /// Coalesces local changes into at most one pending fragment per object for the current batch.
 ///
 /// - add then change → one add (it is built from the newest values when the batch is taken);
 /// - add then detach → nothing; change then detach → nothing;
-/// - detach then re-attach in the same batch → the object's pending fragment comes back (a move keeps
-///   its edits and an object the receiver already has gets no second add; the original lost them).
+/// - detach then re-attach in the same batch → the object's pending fragment comes back, plus the
+///   properties changed while it was out (a move keeps its edits and an object the receiver already
+///   has gets no second add; the original lost those edits).
 struct ChangeRecorder {
+    /// What a locally detached object had pending, and its synced values when it left (changes
+    /// while it is out of the scope are not recorded, so re-attaching compares against these).
+    struct Stash {
+        var pending: Pending?
+        var valuesAtDetach: [String: (model: JetstreamModel.Value, value: Any)]
+    }
+
     struct Pending {
         let object: ModelObject
         var isAdd: Bool
@@ -17,14 +27,26 @@ struct ChangeRecorder {
     private var order: [ObjectIdentifier] = []
     private var pending: [ObjectIdentifier: Pending] = [:]
     /// Objects detached during this batch, with the fragment they had pending (nil: none).
-    private var detachedInBatch: [ObjectIdentifier: Pending?] = [:]
+    private var detachedInBatch: [ObjectIdentifier: Stash] = [:]
 
     var isEmpty: Bool { pending.isEmpty }
 
     mutating func attached(_ object: ModelObject) {
         let id = ObjectIdentifier(object)
-        if let stashed = detachedInBatch.removeValue(forKey: id) {
-            if let stashed { insert(stashed, id: id) }
+        if let stash = detachedInBatch.removeValue(forKey: id) {
+            var entry = stash.pending ?? Pending(object: object, isAdd: false)
+            if !entry.isAdd {
+                for slot in object.slots where slot.isSynced && entry.originalValues[slot.key] == nil {
+                    guard let atDetach = stash.valuesAtDetach[slot.key], atDetach.model != slot.modelValue else {
+                        continue
+                    }
+                    entry.changedKeys.append(slot.key)
+                    entry.originalValues[slot.key] = atDetach.value
+                }
+            }
+            if entry.isAdd || !entry.changedKeys.isEmpty {
+                insert(entry, id: id)
+            }
             return
         }
         guard pending[id] == nil else { return }
@@ -51,7 +73,13 @@ struct ChangeRecorder {
         if byRemote {
             detachedInBatch[id] = nil
         } else if detachedInBatch[id] == nil {
-            detachedInBatch[id] = .some(entry)
+            var values: [String: (model: JetstreamModel.Value, value: Any)] = [:]
+            if entry?.isAdd != true {
+                for slot in object.slots where slot.isSynced {
+                    values[slot.key] = (slot.modelValue, slot.anyValue)
+                }
+            }
+            detachedInBatch[id] = Stash(pending: entry, valuesAtDetach: values)
         }
     }
 

@@ -176,6 +176,26 @@ import Testing
         #expect(childChange?.properties["integer"] == .number(JSONNumber(42)))
     }
 
+    /// Found by the randomized replay: a property changed while the object was out of the scope
+    /// (between a detach and a re-attach in one batch) is recorded, and reverts to its old value.
+    @Test func editsWhileDetachedWithinABatchAreKept() throws {
+        let root = TestModel()
+        let scope = Scope(root: root)
+        let child = TestModel()
+        scope.modify { root.childModel = child }
+        let changeSet = try #require(
+            scope.modify {
+                root.childModel = nil
+                child.integer = 5
+                root.childModel2 = child
+            })
+        let childChange = changeSet.fragments.first { $0.uuid == child.uuid }
+        #expect(childChange?.properties["integer"] == .number(JSONNumber(5)))
+        changeSet.revert()
+        #expect(child.integer == 0)
+        #expect(root.childModel === child && root.childModel2 == nil)
+    }
+
     /// Scenario 54: an object assigned only to a local property produces no add.
     @Test func objectsOnlyInLocalPropertiesAreNotAdded() {
         let root = TestModel()
