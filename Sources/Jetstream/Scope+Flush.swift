@@ -6,7 +6,8 @@ extension Scope {
     /// Linux has no run loop to wait for, so queued delivery happens at explicit points: here, at the
     /// end of ``modify(_:)``, ``modifyAtomically(_:)`` and ``applySyncFragments(_:)``, or when the
     /// owner answers ``onFlushNeeded`` (``ScopeHost`` does so on its actor). A flush started from an
-    /// observer during a flush returns at once; the running flush picks the new work up.
+    /// observer during a flush returns at once; the running flush picks the new work up. Inside
+    /// ``modify(_:)`` a flush waits for the end of the batch.
     ///
     /// ```swift
     /// shape.x = 1
@@ -14,7 +15,7 @@ extension Scope {
     /// scope.flush()  // one change set with change Shape{x, y}; observeChange fires once
     /// ```
     public func flush() {
-        guard !isFlushing else { return }
+        guard !isFlushing, modifyDepth == 0 else { return }
         isFlushing = true
         flushRequested = false
         defer { isFlushing = false }

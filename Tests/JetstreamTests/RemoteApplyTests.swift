@@ -67,6 +67,20 @@ import Testing
         #expect(root.integer == 10)
     }
 
+    @Test func remoteFragmentsInsideModifyDoNotSplitTheLocalBatch() throws {
+        let root = TestModel()
+        let scope = Scope(root: root)
+        let log = ChangeLog(scope)
+        let changeSet = try scope.modify {
+            root.integer = 1
+            try scope.applySyncFragments([fragment(.change, root.uuid, "TestModel", ["string": "remote"])])
+            root.boolean = true
+        }
+        #expect(log.changeSets.count == 1)
+        #expect(changeSet?.fragments.first?.properties.keys == ["integer", "boolean"])
+        #expect(root.string == "remote")
+    }
+
     @Test func removalsDetachAndNotify() throws {
         let root = TestModel()
         let child = TestModel()
