@@ -133,6 +133,10 @@ private final class Peer {
         #expect(shape.property(named: "kind")?.type == .enumeration(.strings(["rect", "oval"])))
         #expect(shape.property(named: "isSelected") == nil)
 
+        // The emitted JSON is a schema file the gateway loads back unchanged.
+        let reloaded = try Schema.parse(json: Array(schema.jsonValue.encodedString().utf8))
+        #expect(reloaded == schema)
+
         // The gateway's YAML for the same model defines the same classes.
         let yaml = try Schema.parse(
             yaml: """
