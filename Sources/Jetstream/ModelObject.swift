@@ -24,10 +24,10 @@ open class ModelObject: Hashable, CustomStringConvertible {
     public internal(set) weak var scope: Scope?
 
     var parentRelationships: [ParentRelationship] = []
-    private(set) var slots: [AnyPropertySlot] = []
-    private(set) var slotsByKey: [String: AnyPropertySlot] = [:]
+    private(set) var slots: [any AnyPropertySlot] = []
+    private(set) var slotsByKey: [String: any AnyPropertySlot] = [:]
     /// The slot the last wrapper read touched: how a key path is turned into a property name.
-    var lastAccessedSlot: AnyPropertySlot?
+    var lastAccessedSlot: (any AnyPropertySlot)?
 
     var observations: [Observation] = []
     var nextObservationID = 0
@@ -37,11 +37,11 @@ open class ModelObject: Hashable, CustomStringConvertible {
     /// A new object with a random UUID and every property at its initial value.
     public required init() {
         uuid = UUID()
-        var slots: [AnyPropertySlot] = []
+        var slots: [any AnyPropertySlot] = []
         var mirror: Mirror? = Mirror(reflecting: self)
-        var levels: [[AnyPropertySlot]] = []
+        var levels: [[any AnyPropertySlot]] = []
         while let current = mirror {
-            var level: [AnyPropertySlot] = []
+            var level: [any AnyPropertySlot] = []
             for child in current.children {
                 guard let label = child.label, label.hasPrefix("_"),
                     let slot = Self.slot(in: child.value)
@@ -63,8 +63,8 @@ open class ModelObject: Hashable, CustomStringConvertible {
         self.uuid = uuid
     }
 
-    private static func slot(in wrapper: Any) -> AnyPropertySlot? {
-        Mirror(reflecting: wrapper).children.first { $0.label == "slot" }?.value as? AnyPropertySlot
+    private static func slot(in wrapper: Any) -> (any AnyPropertySlot)? {
+        Mirror(reflecting: wrapper).children.first { $0.label == "slot" }?.value as? any AnyPropertySlot
     }
 
     /// The class name used in the schema and in fragments' `clsName`: the Swift name without module.
