@@ -64,7 +64,8 @@ extension Scope {
     /// Replaces the local tree with a full state (`rootUUID` plus pre-order fragments, as `GET` and
     /// the SSE `snapshot` carry it): the root adopts `rootUUID`, objects missing from the state leave
     /// the scope, missing properties take their defaults. Not recorded as local changes; setting
-    /// equal values notifies nobody, so re-applying the same state is silent.
+    /// equal values notifies nobody, so re-applying the same state is silent. Local changes not yet
+    /// delivered to ``onChanges(_:)`` are dropped: the state supersedes them.
     ///
     /// ```swift
     /// try scope.applyFullState(fragments, rootUUID: rootUUID)
@@ -87,6 +88,7 @@ extension Scope {
                     fragmentIndex: nil,
                     message: "the state's root is a \(state.root.clsName), this scope's a \(type(of: root).className)"))
         }
+        recorder = ChangeRecorder()
         changeUUID(of: root, to: rootUUID)
         let order = state.preOrderUUIDs()
         let added = order.filter { uuid in

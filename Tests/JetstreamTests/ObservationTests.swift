@@ -182,6 +182,28 @@ import Testing
         #expect(scope.objectCount == 1)
     }
 
+    /// The owner's hook is called once per pending cycle, never inside modify (which flushes itself).
+    @Test func onFlushNeededIsCalledOncePerPendingCycle() {
+        let model = TestModel()
+        let scope = Scope(root: model)
+        let requests = Counter()
+        let queued = Counter()
+        scope.onFlushNeeded = { requests.increment() }
+        model.observeChange(queued) { queued.increment() }
+        model.integer = 1
+        model.string = "a"
+        #expect(requests.count == 1)
+        #expect(queued.count == 0)
+        scope.flush()
+        #expect(queued.count == 1)
+        model.integer = 2
+        #expect(requests.count == 2)
+        scope.flush()
+        scope.modify { model.integer = 3 }
+        #expect(requests.count == 2)
+        #expect(queued.count == 3)
+    }
+
     @Test func changesMadeByQueuedObserversAreDeliveredInTheSameFlush() {
         let model = TestModel()
         let scope = Scope(root: model)

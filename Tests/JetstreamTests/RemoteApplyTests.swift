@@ -193,6 +193,17 @@ import Testing
         #expect(scope.objectCount == 1)
     }
 
+    @Test func fullStateDropsUndeliveredLocalChanges() throws {
+        let root = TestModel()
+        let scope = Scope(root: root)
+        let log = ChangeLog(scope)
+        root.integer = 7
+        try scope.applyFullState([fragment(.change, root.uuid, "TestModel", ["string": "server"])], rootUUID: root.uuid)
+        #expect(root.integer == 0)
+        #expect(root.string == "server")
+        #expect(log.take().isEmpty)
+    }
+
     /// Scenario 44: dependent-first order.
     @Test func fullStateInDependentFirstOrder() throws {
         let root = TestModel()
