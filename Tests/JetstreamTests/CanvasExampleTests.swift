@@ -63,9 +63,15 @@ private final class Peer {
         scope.onChanges { [unowned self] changeSet in outbox += changeSet.fragments }
     }
 
+    /// Sends the outbox as JSON text, as it travels to and from the gateway.
     func send(to other: Peer) throws {
         defer { outbox = [] }
-        try other.scope.applySyncFragments(outbox)
+        let wire = JSONValue.array(outbox.map(\.jsonValue)).encodedString()
+        guard case .array(let elements) = try JSONParser.parse(wire) else {
+            Issue.record("not an array: \(wire)")
+            return
+        }
+        try other.scope.applySyncFragments(elements.map { try SyncFragment(json: $0) })
     }
 }
 
