@@ -47,11 +47,11 @@ struct ParentSet: Sendable, Hashable {
     mutating func add(_ ref: ParentRef, count: Int = 1) {
         switch storage {
         case .small(var entries):
+            storage = .small([])  // drop the enum's reference so the array is mutated in place
             if let index = entries.firstIndex(where: { $0.ref == ref }) {
                 entries[index].count += count
                 storage = .small(entries)
             } else if entries.count < ParentSet.smallLimit {
-                storage = .small([])  // drop the extra reference so the append does not copy
                 entries.append(Entry(ref: ref, count: count))
                 storage = .small(entries)
             } else {
