@@ -118,6 +118,9 @@ import Testing
             child.double64 = 2.25
             child.boolean = true
             child.tags = ["x", "y"]
+            child.int64 = .min
+            child.uint64 = .max
+            child.numbers = [0.1, -2, 1e300]
         }
         sourceScope.modify { source.integer = 3 }
         for set in sets {
@@ -131,6 +134,7 @@ import Testing
         #expect(copy.color == Color(red: 1, green: 2, blue: 3, alpha: 4))
         #expect(copy.uint8 == 200 && copy.int32 == -7 && copy.float32 == 1.5 && copy.double64 == 2.25)
         #expect(copy.boolean && copy.tags == ["x", "y"])
+        #expect(copy.int64 == .min && copy.uint64 == .max && copy.numbers == [0.1, -2, 1e300])
         #expect(replica.integer == 3)
         #expect(try replicaScope.currentState().exportFragments() == sourceScope.currentState().exportFragments())
     }

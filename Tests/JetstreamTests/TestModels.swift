@@ -14,6 +14,9 @@ final class TestModel: ModelObject {
     @Synced var testType: TestType = .inactive
     @Synced var uint8: UInt8 = 0
     @Synced var int32: Int32 = 0
+    @Synced var int64: Int64 = 0
+    @Synced var uint64: UInt64 = 0
+    @Synced var numbers: [Double] = []
     @Synced var float32: Float = 0
     @Synced var double64: Double = 0
     @Synced var boolean = false
