@@ -121,7 +121,7 @@ let package = Package(
                 "JetstreamModel", .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strictSettings),
-        .testTarget(name: "JetstreamTests", dependencies: ["Jetstream"], swiftSettings: strictSettings),
+        .testTarget(name: "JetstreamTests", dependencies: ["Jetstream", "JetstreamModel"], swiftSettings: strictSettings),
         .testTarget(
             name: "SocketLoopTests",
             dependencies: ["SocketLoop", "CLinuxIO", .product(name: "Logging", package: "swift-log")],
