@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Engine benchmark: HTTPTestServer (release) against nginx serving the same bytes, then SSE fan-out.
+#
+#   Benchmarks/engine/run.sh [--no-build] [--duration 10s] [--streams 10000] [--events 50]
+#
+# Loopback only; every load is bounded in time (wrk -d, h2load -n/-T, the fan-out client --timeout).
+# Prints a Markdown table; copy it into docs/benchmarks.md ("Engine") with the date and machine.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+build=1
+duration=10s
+streams=10000
+events=50
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --no-build) build=0 ;;
+        --duration) duration="$2"; shift ;;
+        --streams) streams="$2"; shift ;;
+        --events) events="$2"; shift ;;
+        *) echo "unknown argument $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+for tool in wrk nginx curl; do
+    command -v "$tool" >/dev/null || { echo "missing $tool: run scripts/install-deps --bench" >&2; exit 1; }
+done
+python=.venv/bin/python
+[ -x "$python" ] || { echo "missing .venv: run scripts/install-deps" >&2; exit 1; }
+
+if [ "$build" = 1 ]; then
+    echo "== swift build -c release --product HTTPTestServer" >&2
+    swift build -c release --product HTTPTestServer >&2
+fi
+binary="$(swift build -c release --show-bin-path)/HTTPTestServer"
+
+work=$(mktemp -d)
+chmod 755 "$work"  # nginx workers run as nobody and must read the served files
+server_pid=""
+nginx_pid=""
+cleanup() {
+    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+    [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# --- our server
+"$binary" --host 127.0.0.1 --port 0 --max-pending-bytes 1048576 >"$work/server.out" 2>"$work/server.err" &
+server_pid=$!
+for _ in $(seq 1 100); do grep -q '^LISTENING' "$work/server.out" && break; sleep 0.1; done
+port=$(awk '/^LISTENING/ {print $2}' "$work/server.out")
+[ -n "$port" ] || { echo "server did not start: $(cat "$work/server.err")" >&2; exit 1; }
+ours="http://127.0.0.1:$port"
+
+# --- nginx with the same 2560 bytes as a static file (worker count = cores, like our loops)
+mkdir -p "$work/nginx/html" "$work/nginx/logs"
+curl -sS "$ours/static" -o "$work/nginx/html/static"
+printf 'ok' >"$work/nginx/html/health"
+nginx_port=$(free_port)
+nginx_h2_port=$(free_port)
+cat >"$work/nginx/nginx.conf" <<EOF
+worker_processes $(nproc);
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    default_type application/json;
+    keepalive_requests 1000000;
+    server {
+        listen 127.0.0.1:$nginx_port;
+        listen 127.0.0.1:$nginx_h2_port http2;
+        root $work/nginx/html;
+    }
+}
+EOF
+nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" -g 'daemon off;' &
+nginx_pid=$!
+for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$nginx_port/health" >/dev/null && break; sleep 0.1; done
+theirs="http://127.0.0.1:$nginx_port"
+
+# Sanity: both serve the same bytes.
+cmp <(curl -sS "$ours/static") <(curl -sS "$theirs/static") || { echo "static bodies differ" >&2; exit 1; }
+
+rows=()
+wrk_row() { # name url
+    local out rps p50 p99
+    out=$(wrk -t2 -c64 -d"$duration" --latency "$2")
+    rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+    p50=$(awk '$1=="50%" {print $2}' <<<"$out")
+    p99=$(awk '$1=="99%" {print $2}' <<<"$out")
+    if grep -q 'Non-2xx\|Socket errors' <<<"$out"; then p99="$p99 ($(grep -E 'Non-2xx|Socket errors' <<<"$out" | tr -s ' ' | tr '\n' ' '))"; fi
+    rows+=("| $1 | wrk -t2 -c64 -d$duration | $rps | $p50 | $p99 |")
+}
+h2load_row() { # name url
+    local out rps
+    if ! out=$(h2load -n 200000 -c 64 -m 10 -t 2 -T 60 "$2" 2>&1); then rows+=("| $1 | h2load | failed | | |"); return; fi
+    rps=$(awk '/^finished in/ {print $4}' <<<"$out")
+    local ok
+    ok=$(awk '/^requests:/ {print $8, $9}' <<<"$out")
+    rows+=("| $1 | h2load -n200k -c64 -m10 -t2 ($ok) | $rps | | |")
+}
+
+echo "== wrk" >&2
+wrk_row "engine GET /static (2560 B)" "$ours/static"
+wrk_row "nginx GET /static (2560 B)" "$theirs/static"
+wrk_row "engine GET /health" "$ours/health"
+wrk_row "nginx GET /health" "$theirs/health"
+
+if command -v h2load >/dev/null; then
+    echo "== h2load" >&2
+    if curl -sf --http2-prior-knowledge "$ours/health" >/dev/null; then
+        h2load_row "engine h2c GET /static" "$ours/static"
+    else
+        rows+=("| engine h2c GET /static | h2load | no h2c on this build | | |")
+    fi
+    h2load_row "nginx h2c GET /static" "http://127.0.0.1:$nginx_h2_port/static"
+fi
+
+echo "== SSE fan-out ($streams streams, $events events)" >&2
+fanout=$("$python" Benchmarks/engine/sse_fanout.py --port "$port" --streams "$streams" --events "$events" \
+    --server-pid "$server_pid" --timeout 180 --json)
+echo "$fanout" >&2
+
+echo
+echo "| what | tool | req/s | p50 | p99 |"
+echo "|---|---|---|---|---|"
+printf '%s\n' "${rows[@]}"
+echo
+"$python" - "$fanout" <<'EOF'
+import json, sys
+r = json.loads(sys.argv[1])
+print("| SSE fan-out | value |")
+print("|---|---|")
+print(f"| idle streams opened | {r['streams']} in {r['open_seconds']} s |")
+if "rss_per_idle_stream_bytes" in r:
+    print(f"| server RSS before → with idle streams | {r['server_rss_before_kib']} KiB → {r['server_rss_idle_kib']} KiB |")
+    print(f"| server RSS per idle stream | {r['rss_per_idle_stream_bytes']} B |")
+print(f"| events published (1 publisher, keep-alive) | {r['events']} in {r['publish_seconds']} s, min subscribers reached {r['subscribers_reached_min']} |")
+print(f"| deliveries | {r['delivered']} of {r['expected']}, {r['streams_lost']} streams lost |")
+print(f"| deliveries/s | {r['deliveries_per_second']} |")
+print(f"| delivery latency p50 / p99 (client-bound) | {r['latency_p50_ms']} ms / {r['latency_p99_ms']} ms |")
+print(f"| server RSS while active | {r['server_rss_active_kib']} KiB |")
+EOF
+echo
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u '+%Y-%m-%d %H:%M UTC')"
