@@ -67,9 +67,12 @@ let package = Package(
         .executableTarget(
             name: "HTTPTestServer",
             dependencies: [
-                "HTTPServer",
+                "HTTPServer", "SocketLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSettings),
 
@@ -90,9 +93,19 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .testTarget(name: "JetstreamTests", dependencies: ["Jetstream"], swiftSettings: strictSettings),
-        .testTarget(name: "SocketLoopTests", dependencies: ["SocketLoop"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "SocketLoopTests",
+            dependencies: ["SocketLoop", "CLinuxIO", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTPCompression", "CNGHTTP2", "CZlib"], swiftSettings: strictSettings),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTPServerTests",
+            dependencies: [
+                "HTTPServer", "HTTP1", "SocketLoop",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings),
     ]
 )
