@@ -154,7 +154,7 @@ async def main(args) -> dict:
     result["open_seconds"] = round(time.monotonic() - started, 2)
     while True:
         stats = await loop.run_in_executor(None, get_json, base + "/stats")
-        if stats.get("sseStreams", args.streams) >= args.streams or time.monotonic() > deadline:
+        if stats.get("subscribers", args.streams) >= args.streams or time.monotonic() > deadline:
             break
         await asyncio.sleep(0.1)
     await asyncio.sleep(1.0)  # let allocator activity settle before reading RSS

@@ -222,8 +222,17 @@ def test_multiple_host_headers_are_rejected(server):
     rejected(*server.address, b"GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n")
 
 
-def test_host_list_is_rejected(server):
-    rejected(*server.address, b"GET /health HTTP/1.1\r\nHost: a, b\r\n\r\n")
+def test_transfer_encoding_on_http10_is_rejected(server):
+    rejected(*server.address, b"POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+
+
+def test_unknown_expectation_is_refused_with_417(server):
+    rejected(*server.address, b"GET /health HTTP/1.1\r\nHost: t\r\nExpect: teapot\r\n\r\n", 417)
+
+
+def test_more_than_100_header_fields_is_refused_with_431(server):
+    headers = b"".join(b"X-%d: v\r\n" % i for i in range(120))
+    rejected(*server.address, b"GET /health HTTP/1.1\r\nHost: t\r\n" + headers + b"\r\n", 431)
 
 
 def test_missing_host_on_http10_is_accepted(server):
@@ -275,13 +284,14 @@ def test_chunked_body_is_decoded(server, chunks, body):
         b"5\r\nhelloXX0\r\n\r\n",
         b"5\r\nhello\n0\r\n\r\n",
         b"5\nhello\r\n0\r\n\r\n",
-        b"5\r\nhello\r\n0\r\nBad Trailer: x\r\n\r\n",
+        b"5\r\nhello\r\n0\r\nX-Trailer: a\x00b\r\n\r\n",
+        b"5\r\nhello\r\n0\r\nX-Trailer: a\n\r\n",
         b"5;\x00=1\r\nhello\r\n0\r\n\r\n",
         b"5\x00\r\nhello\r\n0\r\n\r\n",
     ],
     ids=["non-hex", "negative", "0x-prefix", "plus", "inner-space", "leading-space", "empty-size",
          "overflow-20-digits", "overflow-2^64", "missing-crlf-after-data", "bare-lf-after-data",
-         "bare-lf-after-size", "bad-trailer", "ctl-in-extension", "nul-after-size"],
+         "bare-lf-after-size", "ctl-in-trailer", "bare-lf-in-trailer", "ctl-in-extension", "nul-after-size"],
 )
 def test_malformed_chunked_body_is_rejected(server, chunks):
     rejected(*server.address, echo_post(b"Transfer-Encoding: chunked\r\n", chunks), (400, 413))

@@ -31,8 +31,8 @@ def publish(server, body: bytes) -> int:
         return json.loads(response.read())["subscribers"]
 
 
-def sse_streams(stats: dict) -> int:
-    return stats["sseStreams"]
+def subscribers(stats: dict) -> int:
+    return stats["subscribers"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -175,7 +175,7 @@ def test_broadcast_reaches_every_subscriber_exactly_once(server):
     try:
         for stream in streams:
             assert stream.read_head().status == 200
-        server.wait_for_stats(lambda s: sse_streams(s) >= count)
+        server.wait_for_stats(lambda s: subscribers(s) >= count)
         for n in range(messages):
             assert publish(server, json.dumps({"n": n}).encode()) == count
         read_all(streams, messages, timeout=60)
@@ -185,7 +185,7 @@ def test_broadcast_reaches_every_subscriber_exactly_once(server):
     finally:
         for stream in streams:
             stream.close()
-    server.wait_for_stats(lambda s: sse_streams(s) == 0)
+    server.wait_for_stats(lambda s: subscribers(s) == 0)
 
 
 def test_slow_subscriber_is_dropped_and_others_keep_every_event(start_server):
@@ -197,7 +197,7 @@ def test_slow_subscriber_is_dropped_and_others_keep_every_event(start_server):
     try:
         assert slow.read_head().status == 200
         assert fast.read_head().status == 200
-        server.wait_for_stats(lambda s: sse_streams(s) == 2)
+        server.wait_for_stats(lambda s: subscribers(s) == 2)
 
         # The fast subscriber reads in a thread; the slow one never reads while we publish.
         messages, pad = 200, "x" * 65536
@@ -206,7 +206,7 @@ def test_slow_subscriber_is_dropped_and_others_keep_every_event(start_server):
         reached = [publish(server, json.dumps({"n": n, "pad": pad}).encode()) for n in range(messages)]
         reader.join(150)
 
-        stats = server.wait_for_stats(lambda s: s["droppedSlowSubscribers"] >= 1 and sse_streams(s) == 1)
+        stats = server.wait_for_stats(lambda s: s["droppedSlowSubscribers"] >= 1 and subscribers(s) == 1)
         assert stats["droppedSlowSubscribers"] == 1
         assert reached[0] == 2 and reached[-1] == 1
         assert [json.loads(e.data)["n"] for e in fast.events] == list(range(messages))
@@ -233,7 +233,7 @@ def test_sigterm_drains_in_flight_requests_and_ends_streams(start_server):
     delayed = RawConnection(*server.address, timeout=30)
     try:
         assert stream.read_head().status == 200
-        server.wait_for_stats(lambda s: sse_streams(s) == 1)
+        server.wait_for_stats(lambda s: subscribers(s) == 1)
         # The /health answer proves the server has read the bytes holding the /delayed request too.
         delayed.send(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\nGET /delayed?ms=1500 HTTP/1.1\r\nHost: t\r\n\r\n")
         assert delayed.read_response().status == 200
@@ -264,7 +264,10 @@ def test_sigterm_with_idle_server_exits_zero(start_server):
 
 def test_sigint_exits_zero(start_server):
     server = start_server()
-    server.proc.send_signal(2)
+    with RawConnection(*server.address) as conn:
+        assert conn.request(b"GET /stats HTTP/1.1\r\nHost: t\r\n\r\n").status == 200
+        server.proc.send_signal(2)
+        assert conn.closed_by_server(timeout=30)
     assert server.proc.wait(timeout=30) == 0
 
 
@@ -281,3 +284,12 @@ def test_multiple_loops_serve_many_connections(start_server, loops):
     finally:
         for conn in connections:
             conn.close()
+
+
+def test_unix_socket_serves_alongside_tcp(start_server, tmp_path):
+    path = tmp_path / "engine.sock"
+    server = start_server("--unix-socket", str(path))
+    result = curl("--unix-socket", str(path), "http://localhost/static")
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout) == 2560
+    assert curl(server.url + "/health").stdout == "ok"
