@@ -35,6 +35,7 @@ extension HTTP1ConnectionHandler {
             deliver(HTTPServerResponse(status: head.status, headerFields: head.headerFields), for: requestID)
             return false
         }
+        let compressor = ResponseCompression.negotiateEventStream(&head, for: served)
         // HTTP/1.0 has no chunked coding: the stream is delimited by closing the connection.
         let chunked = request.head.version == .http1_1
         let keepAlive = chunked && request.keepAlive
@@ -49,7 +50,7 @@ extension HTTP1ConnectionHandler {
         connection.write(bytes)
         state.streamOpened(now: now)
         syncDeadline()
-        let sink = HTTP1EventStreamSink(handler: self, stream: stream, chunked: chunked)
+        let sink = HTTP1EventStreamSink(handler: self, stream: stream, chunked: chunked, compressor: compressor)
         streamSink = sink
         stream.attach(sink)
         core.stats.openStreams.add(1, ordering: .relaxed)
