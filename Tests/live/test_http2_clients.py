@@ -12,14 +12,23 @@ def curl(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["curl", "-sS", "--max-time", "30", *args], capture_output=True, text=True, timeout=60)
 
 
-def test_curl_http2_prior_knowledge_several_urls_one_connection(server):
-    result = curl("-v", "--http2-prior-knowledge", "-w", "%{http_version}\n",
-                  server.url + "/health", server.url + "/static")
+def test_curl_http2_prior_knowledge(server):
+    # One URL per invocation: curl 7.88.1 fails a reused prior-knowledge connection with
+    # "(16) Error in the HTTP2 framing layer" against nginx too, so reuse is checked with nghttp.
+    result = curl("--http2-prior-knowledge", "-w", "\n%{http_version}", server.url + "/static")
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
-    assert lines[0] == "ok2"  # body "ok" followed by the http_version "2"
-    assert lines[-1] == "2"
-    assert result.stderr.count("Connected to") == 1
+    body, version = result.stdout.rsplit("\n", 1)
+    assert version == "2"
+    assert len(body) == 2560
+
+
+def test_nghttp_several_urls_on_one_connection(server):
+    result = subprocess.run(
+        ["nghttp", "-nv", "-t", "30", server.url + "/health", server.url + "/static", server.url + "/bytes/70000"],
+        capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count(":status: 200") == 3
+    assert result.stdout.count("recv SETTINGS frame") >= 1
 
 
 def test_curl_http2_upgrade(server):
