@@ -29,11 +29,16 @@ done
 python=.venv/bin/python
 [ -x "$python" ] || { echo "missing .venv: run scripts/install-deps" >&2; exit 1; }
 
-if [ "$build" = 1 ]; then
-    echo "== swift build -c release --product HTTPTestServer" >&2
-    swift build -c release --product HTTPTestServer >&2
+# HTTPTESTSERVER=path runs another build (e.g. debug, to check this script) and skips building.
+if [ -n "${HTTPTESTSERVER:-}" ]; then
+    binary="$HTTPTESTSERVER"
+else
+    if [ "$build" = 1 ]; then
+        echo "== swift build -c release --product HTTPTestServer" >&2
+        swift build -c release --product HTTPTestServer >&2
+    fi
+    binary="$(swift build -c release --show-bin-path)/HTTPTestServer"
 fi
-binary="$(swift build -c release --show-bin-path)/HTTPTestServer"
 
 work=$(mktemp -d)
 chmod 755 "$work"  # nginx workers run as nobody and must read the served files
@@ -48,12 +53,20 @@ trap cleanup EXIT
 
 free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
+start_server() { # sets server_pid and port
+    "$binary" --host 127.0.0.1 --port 0 --max-pending-bytes 1048576 >"$work/server.out" 2>"$work/server.err" &
+    server_pid=$!
+    for _ in $(seq 1 100); do grep -q '^LISTENING' "$work/server.out" && break; sleep 0.1; done
+    port=$(awk '/^LISTENING/ {print $2}' "$work/server.out")
+    [ -n "$port" ] || { echo "server did not start: $(cat "$work/server.err")" >&2; exit 1; }
+}
+stop_server() {
+    kill "$server_pid" && wait "$server_pid" || true
+    server_pid=""
+}
+
 # --- our server
-"$binary" --host 127.0.0.1 --port 0 --max-pending-bytes 1048576 >"$work/server.out" 2>"$work/server.err" &
-server_pid=$!
-for _ in $(seq 1 100); do grep -q '^LISTENING' "$work/server.out" && break; sleep 0.1; done
-port=$(awk '/^LISTENING/ {print $2}' "$work/server.out")
-[ -n "$port" ] || { echo "server did not start: $(cat "$work/server.err")" >&2; exit 1; }
+start_server
 ours="http://127.0.0.1:$port"
 
 # --- nginx with the same 2560 bytes as a static file (worker count = cores, like our loops)
@@ -101,7 +114,7 @@ h2load_row() { # name url
     if ! out=$(h2load -n 200000 -c 64 -m 10 -t 2 -T 60 "$2" 2>&1); then rows+=("| $1 | h2load | failed | | |"); return; fi
     rps=$(awk '/^finished in/ {print $4}' <<<"$out")
     local ok
-    ok=$(awk '/^requests:/ {print $8, $9}' <<<"$out")
+    ok=$(awk '/^requests:/ {print $8, $9}' <<<"$out" | tr -d ,)
     rows+=("| $1 | h2load -n200k -c64 -m10 -t2 ($ok) | $rps | | |")
 }
 
@@ -121,6 +134,9 @@ if command -v h2load >/dev/null; then
     h2load_row "nginx h2c GET /static" "http://127.0.0.1:$nginx_h2_port/static"
 fi
 
+# A fresh server for the fan-out, so its RSS growth is the streams' and not what wrk left behind.
+stop_server
+start_server
 echo "== SSE fan-out ($streams streams, $events events)" >&2
 fanout=$("$python" Benchmarks/engine/sse_fanout.py --port "$port" --streams "$streams" --events "$events" \
     --server-pid "$server_pid" --timeout 180 --json)

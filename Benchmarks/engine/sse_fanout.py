@@ -110,7 +110,7 @@ async def publisher(host: str, port: int, events: int) -> list[int]:
     reader, writer = await asyncio.open_connection(host, port)
     answers = []
     for i in range(events):
-        body = json.dumps({"i": i, "t": time.monotonic_ns()}).encode()
+        body = json.dumps({"i": i, "t": time.monotonic_ns()}, separators=(",", ":")).encode()
         writer.write(b"POST /publish HTTP/1.1\r\nHost: bench\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
         head = await reader.readuntil(b"\r\n\r\n")
         length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
