@@ -6,7 +6,7 @@
 public enum Deflate {
     /// Compresses `bytes` into a complete zlib stream (header, deflate data, Adler-32).
     public static func compress(
-        _ bytes: some Collection<UInt8>, parameters: CompressionParameters = .oneShot
+        _ bytes: some Collection<UInt8>, parameters: CompressionParameters? = nil
     ) throws(CompressionError) -> [UInt8] {
         try OneShot.compress(bytes, coding: .deflate, parameters: parameters)
     }

@@ -1,7 +1,7 @@
 /// One-shot gzip compression of a complete body.
 ///
-/// Uses ``CompressionParameters/oneShot`` (zlib's defaults): the 256 KiB of zlib state exist
-/// only for the duration of the call.
+/// Unless `parameters` are given, uses ``CompressionParameters/oneShot(forBodySize:)``: a window
+/// just large enough for the body (at most zlib's defaults), alive only during the call.
 ///
 /// ```swift
 /// let body = Array(json.utf8)
@@ -10,7 +10,7 @@
 public enum Gzip {
     /// Compresses `bytes` into a complete gzip member (header, deflate data, CRC-32 and size).
     public static func compress(
-        _ bytes: some Collection<UInt8>, parameters: CompressionParameters = .oneShot
+        _ bytes: some Collection<UInt8>, parameters: CompressionParameters? = nil
     ) throws(CompressionError) -> [UInt8] {
         try OneShot.compress(bytes, coding: .gzip, parameters: parameters)
     }

@@ -145,8 +145,17 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
     /// Acts on what the session reported: routes requests, releases closed streams.
     func processEvents() {
         guard let session else { return }
-        for event in session.takeEvents() {
+        let events = session.takeEvents()
+        // A request whose stream the client already reset in the same read (rapid reset) is not
+        // worth starting: skipping it keeps an attacker from making the server work per reset.
+        var resetInThisBatch: Set<HTTP2StreamID> = []
+        for case .streamClosed(let stream, let code) in events where code != .noError {
+            resetInThisBatch.insert(stream)
+        }
+        for event in events {
             switch event {
+            case .request(let stream, _, _) where resetInThisBatch.contains(stream):
+                break
             case .request(let stream, let head, let body):
                 dispatch(stream: stream, head: head, body: body)
             case .streamClosed(let stream, _):

@@ -204,3 +204,26 @@ import Testing
         #expect(server.allocatedBytes < busy)
     }
 }
+
+@Suite struct HTTP2SessionShutdownTests {
+    @Test func goAwayWithoutStreams_FinishesAtOnce() throws {
+        let server = try HTTP2ServerSession()
+        let client = try H2TestClient()
+        try pump(client, server)
+        #expect(!server.isFinished)
+        server.beginGracefulShutdown()
+        try pump(client, server)
+        #expect(client.goAway?.errorCode == 0)
+        #expect(server.isFinished)
+    }
+
+    @Test func terminate_SendsGoAwayWithTheCode() throws {
+        let server = try HTTP2ServerSession()
+        let client = try H2TestClient()
+        try pump(client, server)
+        server.terminate(errorCode: .enhanceYourCalm)
+        try pump(client, server)
+        #expect(client.goAway?.errorCode == HTTP2ErrorCode.enhanceYourCalm.rawValue)
+        #expect(server.isFinished)
+    }
+}
