@@ -499,6 +499,73 @@ def test_expect_100_continue_with_chunked_body(server):
         assert final.json()["body"] == "abcd"
 
 
+def test_absolute_form_target_is_accepted(server):
+    request = echoed(server, b"GET http://t/echo?x=1 HTTP/1.1\r\nHost: t\r\n\r\n")
+    assert request["target"] == "http://t/echo?x=1"
+
+
+def test_requests_after_connection_close_are_not_served(server):
+    with RawConnection(*server.address) as conn:
+        conn.send(b"GET /health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+                  b"GET /echo?ignored HTTP/1.1\r\nHost: t\r\n\r\n")
+        response = conn.read_response()
+        assert (response.status, response.body) == (200, b"ok")
+        assert response.says_close
+        assert conn.closed_by_server()  # and nothing for the second request
+
+
+def test_close_among_connection_options_is_honoured(server):
+    with RawConnection(*server.address) as conn:
+        response = conn.request(b"GET /health HTTP/1.1\r\nHost: t\r\nConnection: keep-alive, close\r\n\r\n")
+        assert response.says_close
+        assert conn.closed_by_server()
+
+
+def test_large_pipelined_input_is_answered_completely_and_in_order(server):
+    # About 120 KB of requests in one send: more than the engine buffers before pausing reads.
+    pad = b"X-Pad: " + b"p" * 300 + b"\r\n"
+    count = 350
+    data = b"".join(b"GET /echo?n=%d HTTP/1.1\r\nHost: t\r\n%s\r\n" % (i, pad) for i in range(count))
+    with RawConnection(*server.address, timeout=60) as conn:
+        conn.send(data)
+        targets = [conn.read_response().json()["target"] for _ in range(count)]
+        assert targets == [f"/echo?n={i}" for i in range(count)]
+        assert still_serves(conn)
+
+
+def test_every_response_is_framed_exactly_once_and_dated(server):
+    requests = [
+        (b"GET /health", "GET"), (b"GET /static", "GET"), (b"GET /bytes/3", "GET"), (b"HEAD /bytes/3", "HEAD"),
+        (b"POST /echo", "POST"), (b"GET /nope", "GET"), (b"GET /delayed?ms=1", "GET"), (b"GET /stats", "GET"),
+    ]
+    with RawConnection(*server.address) as conn:
+        for line, method in requests:
+            response = conn.request(line + b" HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n", method=method)
+            framing = [name.lower() for name, _ in response.headers if name.lower() in ("content-length", "transfer-encoding")]
+            assert framing == ["content-length"], (line, response.headers)
+            assert response.header("date"), (line, response.headers)
+
+
+def test_sse_on_http10_is_close_delimited(server):
+    with RawConnection(*server.address) as conn:
+        response = conn.request(b"GET /sse?count=3&interval_ms=1 HTTP/1.0\r\n\r\n")
+        assert response.status == 200
+        assert response.header("transfer-encoding") is None and response.header("content-length") is None
+        assert response.body.count(b"event: tick") == 3
+        assert conn.eof
+
+
+def test_many_concurrent_connections_are_served(server):
+    connections = [RawConnection(*server.address, timeout=30) for _ in range(300)]
+    try:
+        for conn in connections:
+            conn.send(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
+        assert all(conn.read_response().body == b"ok" for conn in connections)
+    finally:
+        for conn in connections:
+            conn.close()
+
+
 def test_unknown_path_is_404_and_keeps_the_connection(server):
     with RawConnection(*server.address) as conn:
         assert conn.request(b"GET /no-such-thing HTTP/1.1\r\nHost: t\r\n\r\n").status == 404
@@ -511,6 +578,9 @@ def test_bytes_endpoint_returns_exactly_n_bytes(server):
             response = conn.request(b"GET /bytes/%d HTTP/1.1\r\nHost: t\r\n\r\n" % n)
             assert response.status == 200
             assert len(response.body) == n
+        head = conn.request(b"HEAD /bytes/1000 HTTP/1.1\r\nHost: t\r\n\r\n", method="HEAD")
+        assert head.header("content-length") == "1000"
+        assert still_serves(conn)
 
 
 def test_static_is_2560_bytes_of_json(server):
