@@ -141,26 +141,34 @@ echo "== SSE fan-out ($streams streams, $events events)" >&2
 fanout=$("$python" Benchmarks/engine/sse_fanout.py --port "$port" --streams "$streams" --events "$events" \
     --server-pid "$server_pid" --timeout 180 --json)
 echo "$fanout" >&2
+stop_server
+start_server
+echo "== SSE fan-out, publishes pipelined in one burst" >&2
+fanout_burst=$("$python" Benchmarks/engine/sse_fanout.py --port "$port" --streams "$streams" --events "$events" \
+    --server-pid "$server_pid" --timeout 180 --burst --json)
+echo "$fanout_burst" >&2
 
 echo
 echo "| what | tool | req/s | p50 | p99 |"
 echo "|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 echo
-"$python" - "$fanout" <<'EOF'
+"$python" - "$fanout" "$fanout_burst" <<'EOF'
 import json, sys
-r = json.loads(sys.argv[1])
-print("| SSE fan-out | value |")
-print("|---|---|")
-print(f"| idle streams opened | {r['streams']} in {r['open_seconds']} s |")
-if "rss_per_idle_stream_bytes" in r:
-    print(f"| server RSS before → with idle streams | {r['server_rss_before_kib']} KiB → {r['server_rss_idle_kib']} KiB |")
-    print(f"| server RSS per idle stream | {r['rss_per_idle_stream_bytes']} B |")
-print(f"| events published (1 publisher, keep-alive) | {r['events']} in {r['publish_seconds']} s, min subscribers reached {r['subscribers_reached_min']} |")
-print(f"| deliveries | {r['delivered']} of {r['expected']}, {r['streams_lost']} streams lost |")
-print(f"| deliveries/s | {r['deliveries_per_second']} |")
-print(f"| delivery latency p50 / p99 (client-bound) | {r['latency_p50_ms']} ms / {r['latency_p99_ms']} ms |")
-print(f"| server RSS while active | {r['server_rss_active_kib']} KiB |")
+runs = [json.loads(arg) for arg in sys.argv[1:]]
+print("| SSE fan-out | one publish at a time | publishes pipelined |")
+print("|---|---|---|")
+def row(label, fmt):
+    print(f"| {label} | " + " | ".join(fmt(r) for r in runs) + " |")
+row("idle streams opened", lambda r: f"{r['streams']} in {r['open_seconds']} s")
+row("server RSS before → with idle streams", lambda r: f"{r.get('server_rss_before_kib')} → {r.get('server_rss_idle_kib')} KiB")
+row("server RSS per idle stream", lambda r: f"{r.get('rss_per_idle_stream_bytes')} B")
+row("events published", lambda r: f"{r['events']} in {r['publish_seconds']} s (each reached ≥ {r['subscribers_reached_min']})")
+row("deliveries", lambda r: f"{r['delivered']} / {r['expected']}, {r['streams_lost']} streams lost")
+row("deliveries/s", lambda r: f"{r['deliveries_per_second']}")
+row("latency p50 / p99 (client-bound)", lambda r: f"{r['latency_p50_ms']} / {r['latency_p99_ms']} ms")
+row("server RSS while active", lambda r: f"{r['server_rss_active_kib']} KiB")
 EOF
 echo
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u '+%Y-%m-%d %H:%M UTC')"

@@ -8,7 +8,7 @@ Phases (each bounded in time; loopback only):
              receives; report deliveries/s and delivery latency (publisher and subscribers share
              CLOCK_MONOTONIC, so latency = receive time - the nanoseconds carried in `data:`).
 
-Usage: sse_fanout.py --port P [--streams 10000] [--events 50] [--server-pid PID] [--json]
+Usage: sse_fanout.py --port P [--streams 10000] [--events 50] [--burst] [--server-pid PID] [--json]
 """
 from __future__ import annotations
 
@@ -105,16 +105,28 @@ def get_json(url: str, body: bytes | None = None) -> dict:
         return json.loads(response.read())
 
 
-async def publisher(host: str, port: int, events: int) -> list[int]:
-    """Publishes `events` events over one keep-alive connection; returns each answer's count."""
+async def publisher(host: str, port: int, events: int, burst: bool) -> list[int]:
+    """Publishes `events` events over one keep-alive connection, each after the previous answer
+    (or all pipelined in one write with `burst`); returns each answer's subscriber count."""
     reader, writer = await asyncio.open_connection(host, port)
-    answers = []
-    for i in range(events):
+
+    def request(i: int) -> bytes:
         body = json.dumps({"i": i, "t": time.monotonic_ns()}, separators=(",", ":")).encode()
-        writer.write(b"POST /publish HTTP/1.1\r\nHost: bench\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        return b"POST /publish HTTP/1.1\r\nHost: bench\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+
+    async def answer() -> int:
         head = await reader.readuntil(b"\r\n\r\n")
         length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
-        answers.append(json.loads(await reader.readexactly(length))["subscribers"])
+        return json.loads(await reader.readexactly(length))["subscribers"]
+
+    answers = []
+    if burst:
+        writer.write(b"".join(request(i) for i in range(events)))
+        answers = [await answer() for _ in range(events)]
+    else:
+        for i in range(events):
+            writer.write(request(i))
+            answers.append(await answer())
     writer.close()
     return answers
 
@@ -129,7 +141,7 @@ def percentile(values: list[int], p: float) -> float:
 async def main(args) -> dict:
     loop = asyncio.get_running_loop()
     base = f"http://{args.host}:{args.port}"
-    result: dict = {"streams": args.streams, "events": args.events}
+    result: dict = {"streams": args.streams, "events": args.events, "burst": args.burst}
     rss_before = rss_kib(args.server_pid)
     run = Run(args.streams * args.events)
     subscribers: list[Subscriber] = []
@@ -166,7 +178,7 @@ async def main(args) -> dict:
 
     # Phase 2: publish and count deliveries.
     published_at = time.monotonic_ns()
-    answers = await publisher(args.host, args.port, args.events)
+    answers = await publisher(args.host, args.port, args.events, args.burst)
     publish_done = time.monotonic_ns()
     try:
         await asyncio.wait_for(run.all_delivered, max(1.0, deadline - time.monotonic()))
@@ -199,6 +211,7 @@ def parse_args(argv):
     parser.add_argument("--concurrency", type=int, default=500, help="connections opened at once")
     parser.add_argument("--source-addresses", type=int, default=8, help="spread over 127.0.0.1..N")
     parser.add_argument("--timeout", type=float, default=120, help="bound for the whole run, seconds")
+    parser.add_argument("--burst", action="store_true", help="pipeline all publishes in one write")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.host not in ("127.0.0.1", "localhost") and not args.host.startswith("127."):
