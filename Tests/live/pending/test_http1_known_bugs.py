@@ -13,6 +13,10 @@ Move each into test_http1_conformance.py once the engine is fixed.
    handlers: a signal sent right after the line kills the process with the default action
    (Popen returncode -2 for SIGINT instead of 0). Install the handlers (or block the signals)
    before printing LISTENING.
+4. The request target is not checked against RFC 9112 §3.2 forms: `GET echo` (neither
+   origin-form, absolute-form, authority-form nor `*`) is served (200 from /echo), `GET /echo#frag`
+   (a fragment is not part of any form) and `GET /caf\xc3\xa9` (raw non-ASCII) reach the router
+   (404). Each should be 400 and close, like the other malformed request lines.
 """
 from rawhttp import rejected
 
@@ -47,3 +51,15 @@ def test_signals_right_after_listening_shut_down_gracefully(server_binary):
         proc.send_signal(sig)
         outcomes.append(proc.wait(timeout=30))
     assert outcomes == [0] * 10
+
+
+def test_target_without_leading_slash_is_rejected(server):
+    rejected(*server.address, b"GET echo HTTP/1.1\r\nHost: t\r\n\r\n")
+
+
+def test_target_with_fragment_is_rejected(server):
+    rejected(*server.address, b"GET /echo#frag HTTP/1.1\r\nHost: t\r\n\r\n")
+
+
+def test_target_with_raw_non_ascii_is_rejected(server):
+    rejected(*server.address, b"GET /caf\xc3\xa9 HTTP/1.1\r\nHost: t\r\n\r\n")
