@@ -6,10 +6,12 @@ import json
 import subprocess
 
 from hyperframe.frame import SettingsFrame as HFSettings
+from hyperframe.frame import SettingsFrame as SettingsFrameRaw
 
 from h2raw import (
     CANCEL,
     ENHANCE_YOUR_CALM,
+    FLOW_CONTROL_ERROR,
     INTERNAL_ERROR,
     NO_ERROR,
     PROTOCOL_ERROR,
@@ -256,3 +258,52 @@ def test_broadcast_reaches_an_h2_subscriber(server):
             conn.send(WindowUpdateFrame(0, window_increment=max(1, frame.flow_controlled_length)))
             events += parser.feed(frame.data.decode())
         assert events[0].data == '{"over":"h2"}'
+
+
+def test_header_block_split_into_continuation_frames(server):
+    from hyperframe.frame import ContinuationFrame, HeadersFrame as RawHeaders
+
+    with H2Connection(*server.address) as conn:
+        conn.handshake()
+        block = conn.encoder.encode([(":method", "GET"), (":scheme", "http"), (":authority", "t"),
+                                     (":path", "/echo"), ("x-long", "v" * 3000)])
+        parts = [block[i : i + 1000] for i in range(0, len(block), 1000)]
+        first = RawHeaders(1, data=parts[0], flags=["END_STREAM"])
+        rest = [ContinuationFrame(1, data=part) for part in parts[1:]]
+        rest[-1].flags.add("END_HEADERS")
+        conn.send(first, *rest)
+        headers, body = conn.response(1)
+        assert headers[":status"] == "200"
+        assert ["x-long", "v" * 3000] in json.loads(body)["headers"]
+
+
+def raw_frame(frame_type: int, stream_id: int, body: bytes, flags: int = 0) -> bytes:
+    # Built by hand: hyperframe 6.1's ExtensionFrame serializes a zero length with a body.
+    return len(body).to_bytes(3, "big") + bytes([frame_type, flags]) + stream_id.to_bytes(4, "big") + body
+
+
+def test_unknown_frame_types_are_ignored(server):
+    with H2Connection(*server.address) as conn:
+        conn.handshake()
+        conn.sock.sendall(raw_frame(0xFA, 0, b"ignored") + raw_frame(0xFB, 1, b"x", flags=0xFF))
+        conn.request(1, "/health")
+        assert conn.response(1)[1] == b"ok"
+
+
+def test_invalid_settings_value_is_a_connection_error(server):
+    with H2Connection(*server.address) as conn:
+        conn.handshake()
+        conn.send(SettingsFrameRaw(0, settings={HFSettings.ENABLE_PUSH: 2}))
+        try:
+            goaway = conn.read_until(lambda f: isinstance(f, GoAwayFrame))
+            assert goaway.error_code == PROTOCOL_ERROR
+        except ConnectionEnded:
+            pass
+
+
+def test_window_overflow_is_a_flow_control_error(server):
+    with H2Connection(*server.address) as conn:
+        conn.handshake()
+        conn.send(WindowUpdateFrame(0, window_increment=2**31 - 1), WindowUpdateFrame(0, window_increment=2**31 - 1))
+        goaway = conn.read_until(lambda f: isinstance(f, GoAwayFrame))
+        assert goaway.error_code == FLOW_CONTROL_ERROR
