@@ -11,20 +11,20 @@ enum HTTP1RequestSemantics {
         var expectations: [String] = []
 
         for header in headers {
-            switch header.name.lowercased() {
-            case "content-length":
+            switch HTTP1FieldKind(header.name) {
+            case .contentLength:
                 guard contentLength == nil else { throw .invalid(.bad("duplicate Content-Length")) }
                 contentLength = try parseContentLength(header.value)
-            case "transfer-encoding":
+            case .transferEncoding:
                 sawTransferEncoding = true
                 codings += HTTP1Syntax.listElements(header.value)
-            case "host":
+            case .host:
                 hostCount += 1
-            case "connection":
+            case .connection:
                 connectionOptions += HTTP1Syntax.listElements(header.value)
-            case "expect":
+            case .expect:
                 expectations += HTTP1Syntax.listElements(header.value)
-            default:
+            case .other:
                 break
             }
         }

@@ -171,7 +171,7 @@ extension HTTP1ConnectionHandler {
         pending.request = request
         current = pending
         if core.http2 != nil, upgradeToHTTP2(request) { return }
-        core.handle(request, channel: self, requestID: requestID, loop: connection.loop)
+        core.handle(request, channel: self, requestID: requestID, connection: connection)
     }
 
     private func upgradeToHTTP2(_ request: HTTPServerRequest) -> Bool {

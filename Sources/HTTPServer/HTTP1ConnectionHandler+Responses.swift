@@ -50,6 +50,9 @@ extension HTTP1ConnectionHandler {
         connection.write(bytes)
         state.streamOpened(now: now)
         syncDeadline()
+        // Keep only what ending the stream needs: a long-lived stream should not hold the request.
+        current?.request = nil
+        current?.head.headers = []
         let sink = HTTP1EventStreamSink(handler: self, stream: stream, chunked: chunked, compressor: compressor)
         streamSink = sink
         stream.attach(sink)
@@ -103,6 +106,8 @@ extension HTTP1ConnectionHandler {
         var lines: [(String, String)] = []
         lines.reserveCapacity(fields.count + 3)
         for field in fields where field.name != .contentLength && field.name != .connection {
+            // A sized response is never chunked, whatever the handler set.
+            if contentLength != nil, field.name == .transferEncoding { continue }
             lines.append((field.name.rawName, field.value))
         }
         if let contentLength { lines.append(("Content-Length", String(contentLength))) }

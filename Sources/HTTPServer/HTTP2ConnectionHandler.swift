@@ -179,7 +179,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
         let request = HTTPServerRequest(head: head, body: body, version: version)
         active[requestID] = ActiveRequest(stream: stream, request: request)
         requestIDs[stream] = requestID
-        core.handle(request, channel: self, requestID: requestID, loop: connection.loop)
+        core.handle(request, channel: self, requestID: requestID, connection: connection)
     }
 
     /// Copies nghttp2's output to the connection until it has nothing more or the kernel pushes

@@ -33,10 +33,14 @@ final class ServerCore: Sendable {
     }
 
     /// Routes a complete request from any protocol; `channel` receives the answer.
-    func handle(_ request: HTTPServerRequest, channel: any HTTPResponseChannel, requestID: UInt64, loop: EventLoop) {
+    func handle(
+        _ request: HTTPServerRequest, channel: any HTTPResponseChannel, requestID: UInt64, connection: Connection
+    ) {
         stats.requests.add(1, ordering: .relaxed)
-        let responder = HTTPResponder(channel: channel, loop: loop, requestID: requestID)
-        router.dispatch(request, context: HTTPRequestContext(logger: logger, responder: responder))
+        let responder = HTTPResponder(channel: channel, loop: connection.loop, requestID: requestID)
+        let context = HTTPRequestContext(
+            logger: logger, remoteAddress: connection.remoteAddress, responder: responder)
+        router.dispatch(request, context: context)
     }
 
     func dateCache(for loop: EventLoop) -> DateCache {

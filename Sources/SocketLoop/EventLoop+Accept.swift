@@ -37,9 +37,15 @@ extension EventLoop {
     /// spare-descriptor trick, or pauses the listener until the next tick, so it never spins.
     func acceptConnections(listener: Int32) {
         while true {
-            let descriptor = accept4(listener, nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+            var peer = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let descriptor = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    accept4(listener, $0, &length, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+                }
+            }
             if descriptor >= 0 {
-                adopt(descriptor)
+                adopt(descriptor, peer: peer)
                 continue
             }
             let code = errno
@@ -74,7 +80,7 @@ extension EventLoop {
         logger.warning("cannot accept: listener paused until the next tick")
     }
 
-    private func adopt(_ descriptor: Int32) {
+    private func adopt(_ descriptor: Int32, peer: sockaddr_storage) {
         var enable: Int32 = 1
         // Fails harmlessly on Unix sockets.
         _ = setsockopt(
@@ -86,7 +92,7 @@ extension EventLoop {
             CLinuxIO.close(descriptor)
             return
         }
-        let connection = Connection(loop: self, fileDescriptor: descriptor)
+        let connection = Connection(loop: self, fileDescriptor: descriptor, peer: peer)
         let slot = Int(descriptor)
         if slot >= connections.count {
             connections.append(contentsOf: repeatElement(nil, count: slot - connections.count + 1))

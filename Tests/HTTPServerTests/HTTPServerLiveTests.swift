@@ -22,6 +22,7 @@ import Testing
         }
         router.get("/fail") { _, _ in throw HTTPError(.conflict, "nope") }
         router.get("/forgot") { _, _, _ in }
+        router.get("/peer") { _, context in .text(context.remoteAddress) }
         router.get("/items/{id}") { _, context in .text("item \(context.parameters["id"] ?? "?")") }
         return router
     }
@@ -41,6 +42,9 @@ import Testing
             #expect(await client.readResponse()?.text == "later")
             client.send("GET /items/a%2Fb HTTP/1.1\r\nHost: a\r\n\r\n")
             #expect(await client.readResponse()?.text == "item a/b")
+            client.send("GET /peer HTTP/1.1\r\nHost: a\r\n\r\n")
+            let peer = await client.readResponse()?.text ?? ""
+            #expect(peer.hasPrefix("127.0.0.1:") && Int(peer.dropFirst(10)) != nil, "\(peer)")
         }
     }
 
