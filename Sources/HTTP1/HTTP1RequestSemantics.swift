@@ -20,6 +20,7 @@ enum HTTP1RequestSemantics {
                 codings += HTTP1Syntax.listElements(header.value)
             case .host:
                 hostCount += 1
+                guard isValidHost(header.value) else { throw .invalid(.bad("invalid Host header")) }
             case .connection:
                 connectionOptions += HTTP1Syntax.listElements(header.value)
             case .expect:
@@ -76,5 +77,24 @@ enum HTTP1RequestSemantics {
             digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
         else { throw .invalid(.bad("invalid Content-Length")) }
         return digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+    }
+
+    /// `uri-host [ ":" port ]` (RFC 9110 §7.2): reg-name, IPv4 or an IP literal in brackets;
+    /// whitespace, `/`, `@` and other delimiters are refused. An empty Host is allowed.
+    static func isValidHost(_ value: String) -> Bool {
+        value.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "!"),
+                UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
+                UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="),
+                UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "%"):
+                true
+            default:
+                false
+            }
+        }
     }
 }

@@ -12,6 +12,8 @@ extension HTTP1ConnectionHandler {
         defer {
             isProcessing = false
             compactInput()
+            // Pipelined requests wait while one is answered or output is blocked: bound them.
+            if input.count > maxBufferedInput { connection.pauseReading() }
         }
         while !connection.isClosed, !isWaitingForDrain {
             switch state.phase {
@@ -23,7 +25,6 @@ extension HTTP1ConnectionHandler {
             case .readingBody:
                 guard readBody() else { return }
             case .responding, .streaming, .closed:
-                if input.count - inputStart > maxBufferedInput { connection.pauseReading() }
                 return
             }
         }

@@ -56,10 +56,15 @@ extension EventLoop {
                 if spareDescriptor >= 0 {
                     CLinuxIO.close(spareDescriptor)
                     let shed = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+                    let shedError = errno
                     if shed >= 0 { CLinuxIO.close(shed) }
                     spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
-                    logger.warning("out of file descriptors: shed a connection")
-                    if shed >= 0 { continue }
+                    if shed >= 0 {
+                        // Counted and logged once per tick: a flood must not flood the log too.
+                        shedConnections += 1
+                        continue
+                    }
+                    if shedError == EAGAIN || shedError == EWOULDBLOCK { return }
                 }
                 pauseListener(listener)
                 return
@@ -77,7 +82,7 @@ extension EventLoop {
         var event = epoll_event()
         epoll_ctl(epollDescriptor, EPOLL_CTL_DEL, descriptor, &event)
         listeners[position].isRegistered = false
-        logger.warning("cannot accept: listener paused until the next tick")
+        pausedListeners += 1
     }
 
     private func adopt(_ descriptor: Int32, peer: sockaddr_storage) {

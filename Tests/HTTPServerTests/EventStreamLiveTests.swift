@@ -87,7 +87,7 @@ import Testing
         }
     }
 
-    @Test func slowSubscriberIsDroppedWhileOthersKeepUp() async throws {
+    @Test func slowSubscriberIsDroppedAndLeavesTheGroup() async throws {
         let box = Box()
         let smallCap: (inout HTTPServerConfiguration) -> Void = { $0.maxPendingBytes = 256 * 1024 }
         try await withTestServer(configure: smallCap, router: Self.router(box)) { server, port in

@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import HTTPServer
 import HTTPTypes
 import Testing
@@ -155,6 +156,36 @@ import Testing
             let second = try #require(await keepAlive.readResponse())
             #expect(second.header("Connection") == "close")
             #expect(await keepAlive.readToEnd().isEmpty)
+        }
+    }
+
+    @Test func aClientThatDoesNotReadCannotMakeTheServerBufferWithoutBound() async throws {
+        var router = Router()
+        router.get("/static") { _, _ in .text(String(repeating: "x", count: 2500)) }
+        try await withTestServer(router: router) { _, port in
+            let client = try HTTPTestClient(port: port)
+            let flags = fcntl(client.socket.descriptor, F_GETFL)
+            _ = fcntl(client.socket.descriptor, F_SETFL, flags | O_NONBLOCK)
+            let request = Array(String(repeating: "GET /static HTTP/1.1\r\nHost: a\r\n\r\n", count: 1000).utf8)
+            var sent = 0
+            var refused = false
+            // Bounded: at most 200 MB, and give the server time to drain its side between refusals.
+            var idleRounds = 0
+            while sent < 200_000_000, idleRounds < 200 {
+                let written = request.withUnsafeBytes {
+                    Glibc.send(client.socket.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
+                if written > 0 {
+                    sent += written
+                    idleRounds = 0
+                } else {
+                    refused = true
+                    idleRounds += 1
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            #expect(refused)
+            #expect(sent < 200_000_000, "the server kept reading \(sent) bytes of requests it could not answer")
         }
     }
 }

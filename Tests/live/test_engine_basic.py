@@ -16,7 +16,7 @@ def engine(bin_dir: pathlib.Path):
     process = subprocess.Popen(
         [str(bin_dir / "HTTPTestServer"), "--host", "127.0.0.1", "--port", "0", "--loops", "2",
          "--heartbeat-interval", "1", "--grace-period", "5"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = process.stdout.readline().strip()
     assert line.startswith("LISTENING "), f"unexpected first line {line!r}"
     port = int(line.split()[1])
@@ -97,7 +97,7 @@ def test_unix_socket_listener(bin_dir: pathlib.Path, tmp_path: pathlib.Path):
     path = tmp_path / "engine.sock"
     process = subprocess.Popen(
         [str(bin_dir / "HTTPTestServer"), "--port", "0", "--loops", "2", "--unix-socket", str(path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert process.stdout.readline().startswith("LISTENING ")
         result = curl("--unix-socket", str(path), "http://localhost/health")
@@ -118,7 +118,7 @@ def test_out_of_file_descriptors_sheds_connections_and_recovers(bin_dir: pathlib
 
     process = subprocess.Popen(
         [str(bin_dir / "HTTPTestServer"), "--port", "0", "--loops", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=low_limit)
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, preexec_fn=low_limit)
     try:
         port = int(process.stdout.readline().split()[1])
         clients = []
