@@ -222,6 +222,19 @@ def test_multiple_host_headers_are_rejected(server):
     rejected(*server.address, b"GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n")
 
 
+def test_host_list_is_rejected(server):
+    rejected(*server.address, b"GET /health HTTP/1.1\r\nHost: a, b\r\n\r\n")
+
+
+def test_host_with_invalid_characters_is_rejected(server):
+    rejected(*server.address, b"GET /health HTTP/1.1\r\nHost: exa mple\r\n\r\n")
+
+
+def test_empty_host_is_accepted(server):
+    # RFC 9110 §7.2: an empty Host is what a client sends when the target has no authority.
+    echoed(server, b"GET /echo HTTP/1.1\r\nHost:\r\n\r\n")
+
+
 def test_transfer_encoding_on_http10_is_rejected(server):
     rejected(*server.address, b"POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
 

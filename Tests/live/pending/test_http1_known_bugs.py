@@ -1,32 +1,21 @@
 """HTTP/1.1 cases the engine gets wrong today (not collected: conftest ignores pending/).
 Move each into test_http1_conformance.py once the engine is fixed.
 
-1. Host with an invalid value: RFC 9112 §3.2 — "A server MUST respond with a 400 (Bad Request)
-   status code to any HTTP/1.1 request message that lacks a Host header field and to any request
-   message that contains more than one Host header field line or a Host header field with an
-   invalid field value." `a, b` is not `uri-host [ ":" port ]` (a space is not allowed in a
-   reg-name); the engine answers 200.
-2. Trailer field lines are only checked for field-value characters, not parsed as
+1. Trailer field lines are only checked for field-value characters, not parsed as
    `field-name ":" OWS field-value OWS` (RFC 9112 §7.1.2 → §5): `Bad Trailer: x` (a space in the
    name) and a line without a colon are accepted and dropped with a 200.
-3. HTTPTestServer prints `LISTENING` before `ServiceGroup.run()` installs the SIGTERM/SIGINT
-   handlers: a signal sent right after the line kills the process with the default action
-   (Popen returncode -2 for SIGINT instead of 0). Install the handlers (or block the signals)
-   before printing LISTENING.
-4. The request target is not checked against RFC 9112 §3.2 forms: `GET echo` (neither
+2. HTTPTestServer can still be killed by a signal sent right after `LISTENING`: engine 26a28c1
+   waits for *a* signalfd before printing the line, but about 1 run in 15 still ends with
+   returncode -15 (SIGTERM) or -2 (SIGINT) instead of 0 — the wait does not prove that both
+   signals are already routed to the service group. Blocking SIGTERM/SIGINT with
+   `pthread_sigmask` in `main` before any thread starts (if dispatch then still receives them)
+   would close the window.
+3. The request target is not checked against RFC 9112 §3.2 forms: `GET echo` (neither
    origin-form, absolute-form, authority-form nor `*`) is served (200 from /echo), `GET /echo#frag`
    (a fragment is not part of any form) and `GET /caf\xc3\xa9` (raw non-ASCII) reach the router
    (404). Each should be 400 and close, like the other malformed request lines.
 """
 from rawhttp import rejected
-
-
-def test_host_list_is_rejected(server):
-    rejected(*server.address, b"GET /health HTTP/1.1\r\nHost: a, b\r\n\r\n")
-
-
-def test_host_with_invalid_characters_is_rejected(server):
-    rejected(*server.address, b"GET /health HTTP/1.1\r\nHost: exa mple\r\n\r\n")
 
 
 def test_trailer_with_invalid_name_is_rejected(server):
