@@ -115,6 +115,9 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
 
+        // Helpers shared by the test targets (a blocking loopback client socket).
+        .target(name: "TestSupport", swiftSettings: strictSettings),
+
         .testTarget(
             name: "JetstreamModelTests",
             dependencies: [
@@ -124,7 +127,7 @@ let package = Package(
         .testTarget(name: "JetstreamTests", dependencies: ["Jetstream", "JetstreamModel"], swiftSettings: strictSettings),
         .testTarget(
             name: "SocketLoopTests",
-            dependencies: ["SocketLoop", "CLinuxIO", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SocketLoop", "CLinuxIO", "TestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
         .testTarget(
@@ -137,7 +140,7 @@ let package = Package(
         .testTarget(
             name: "HTTPServerTests",
             dependencies: [
-                "HTTPServer", "HTTP1", "SocketLoop",
+                "HTTPServer", "HTTP1", "SocketLoop", "TestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],

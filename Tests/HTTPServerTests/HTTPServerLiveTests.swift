@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import HTTPServer
 import HTTPTypes
+import TestSupport
 import Testing
 
 /// An in-process server on an ephemeral loopback port, driven over real sockets.

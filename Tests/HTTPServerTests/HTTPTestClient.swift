@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A raw HTTP/1.1 client over ``TestSocket`` that reads responses one at a time (so pipelined
 /// responses can be checked in order) without interpreting anything the test wants to see.

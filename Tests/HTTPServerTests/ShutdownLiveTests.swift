@@ -5,6 +5,7 @@ import HTTPTypes
 import Logging
 import SocketLoop
 import Synchronization
+import TestSupport
 import Testing
 
 /// Graceful shutdown: requests in flight finish, streams end, idle connections close.

@@ -2,6 +2,7 @@ import Glibc
 import Logging
 import SocketLoop
 import Synchronization
+import TestSupport
 import Testing
 
 /// Echoes what it receives; answers `stats` and `big` specially.

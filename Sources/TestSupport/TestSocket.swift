@@ -1,14 +1,14 @@
 import Glibc
 
 /// A blocking loopback client socket for tests, with a poll timeout on every read.
-final class TestSocket {
-    let descriptor: Int32
+public final class TestSocket {
+    public let descriptor: Int32
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    init(port: Int) throws {
+    public init(port: Int) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -25,7 +25,7 @@ final class TestSocket {
         }
     }
 
-    init(unixPath: String) throws {
+    public init(unixPath: String) throws {
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -47,11 +47,11 @@ final class TestSocket {
 
     deinit { close(descriptor) }
 
-    func send(_ text: String) {
+    public func send(_ text: String) {
         send(Array(text.utf8))
     }
 
-    func send(_ bytes: [UInt8]) {
+    public func send(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes {
@@ -65,7 +65,7 @@ final class TestSocket {
     /// Reads until `done` holds for what was read, EOF, or `timeout` seconds without data.
     /// Polls without blocking and sleeps between polls, so it never holds a cooperative thread
     /// that the server's async handlers may need.
-    func read(until done: ([UInt8]) -> Bool = { _ in false }, timeout: Double = 30) async -> [UInt8] {
+    public func read(until done: ([UInt8]) -> Bool = { _ in false }, timeout: Double = 30) async -> [UInt8] {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         let clock = ContinuousClock()
@@ -86,13 +86,13 @@ final class TestSocket {
     }
 
     /// Reads until `text` appears.
-    func read(untilContains text: String, timeout: Double = 30) async -> String {
+    public func read(untilContains text: String, timeout: Double = 30) async -> String {
         let needle = Array(text.utf8)
         let bytes = await read(until: { $0.count >= needle.count && Self.contains($0, needle) }, timeout: timeout)
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+    public static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard haystack.count >= needle.count else { return false }
         for start in 0...(haystack.count - needle.count)
         where haystack[start..<start + needle.count].elementsEqual(needle) {
@@ -102,7 +102,7 @@ final class TestSocket {
     }
 
     /// Whether the peer closed the connection (EOF or reset) within `timeout` seconds, ignoring data.
-    func waitForClose(timeout: Double = 30) async -> Bool {
+    public func waitForClose(timeout: Double = 30) async -> Bool {
         var buffer = [UInt8](repeating: 0, count: 65536)
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(timeout)
