@@ -12,6 +12,7 @@ enum HTTP2Callbacks {
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunk)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
         nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, onFrameSent)
+        nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks, onFrameNotSent)
     }
 
     static func owner(_ userData: UnsafeMutableRawPointer?) -> HTTP2ServerSession {
@@ -75,6 +76,14 @@ enum HTTP2Callbacks {
             header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
         else { return 0 }
         owner(userData).sentEndOfStream(stream: header.stream_id)
+        return 0
+    }
+
+    /// nghttp2 gave up on a frame, e.g. a response head over its 64 KiB header block limit. For a
+    /// response HEADERS the stream would otherwise stay open with the client waiting forever.
+    static let onFrameNotSent: nghttp2_on_frame_not_send_callback = { _, frame, _, userData in
+        guard let frame, UInt32(frame.pointee.hd.type) == NGHTTP2_HEADERS.rawValue else { return 0 }
+        owner(userData).reset(HTTP2StreamID(frame.pointee.hd.stream_id), errorCode: .internalError)
         return 0
     }
 

@@ -94,6 +94,9 @@ extension HTTP2ServerSession {
             }
             return nghttp2_submit_response(session, state.id.rawValue, pairs.baseAddress, pairs.count, nil)
         }
+        // The client must not wait for a response nghttp2 refused (heads too large for nghttp2 are
+        // only detected when sent: see `HTTP2Callbacks.onFrameNotSent`).
+        if status != 0 { reset(state.id, errorCode: .internalError) }
         return status == 0
     }
 

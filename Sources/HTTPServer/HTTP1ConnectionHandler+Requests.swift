@@ -114,6 +114,8 @@ extension HTTP1ConnectionHandler {
     /// Moves buffered body bytes into the request; returns true once the body is complete.
     private func readBody() -> Bool {
         guard var request = current else { return false }
+        // Take the request out so appending to its body does not copy the body held by `current`.
+        current = nil
         let available = input.count - inputStart
         if var decoder = request.decoder {
             let start = inputStart
@@ -163,7 +165,7 @@ extension HTTP1ConnectionHandler {
             if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
         }
         let method = HTTPRequest.Method(head.method) ?? .get
-        let authority = head.values(for: "host").first
+        let authority = head.headers.first { $0.hasName("host") }?.value
         let request = HTTPServerRequest(
             head: HTTPRequest(
                 method: method, scheme: nil, authority: authority, path: head.target, headerFields: fields),

@@ -146,6 +146,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
     func processEvents() {
         guard let session else { return }
         let events = session.takeEvents()
+        guard !events.isEmpty else { return updateDeadline() }
         // A request whose stream the client already reset in the same read (rapid reset) is not
         // worth starting: skipping it keeps an attacker from making the server work per reset.
         var resetInThisBatch: Set<HTTP2StreamID> = []
@@ -196,9 +197,16 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
             needsFlush = false
             while !connection.isWriteBlocked {
                 var buffer: [UInt8] = []
-                guard let count = try? session.drainOutput(into: &buffer, limit: Self.outputSlice), count > 0 else {
-                    break
+                let count: Int
+                do {
+                    count = try session.drainOutput(into: &buffer, limit: Self.outputSlice)
+                } catch {
+                    // Only out-of-memory or a broken data source gets here: the session is unusable.
+                    core.logger.error("HTTP/2 output failed: \(error)")
+                    connection.close()
+                    return
                 }
+                guard count > 0 else { break }
                 connection.write(buffer)
                 if connection.pendingBytes > Self.outputHighWater { connection.flushNow() }
             }

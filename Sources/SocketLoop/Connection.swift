@@ -58,12 +58,15 @@ public final class Connection: @unchecked Sendable {
 
     /// Hands this connection to `newHandler` (for example after a protocol upgrade) and delivers
     /// `bytes` already read but not consumed by the old handler.
+    /// The old handler's deadline and read pause do not carry over.
     public func replaceHandler(with newHandler: any ConnectionHandler, replaying bytes: [UInt8] = []) {
         handler = newHandler
+        deadline = nil
         newHandler.connectionDidOpen(self)
         if !bytes.isEmpty, !isClosed {
             bytes.withUnsafeBytes { newHandler.connection(self, didReceive: $0) }
         }
+        if !isClosed { resumeReading() }
     }
 
     /// Queues bytes (copied once into a shared buffer).

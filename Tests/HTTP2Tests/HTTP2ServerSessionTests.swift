@@ -168,4 +168,21 @@ import Testing
         #expect(server.write([1], to: request.stream) == .streamNotWritable)
         #expect(server.openStreams.isEmpty)
     }
+
+    @Test func unsendableResponseHead_ResetsTheStream() throws {
+        let server = try HTTP2ServerSession()
+        let client = try H2TestClient()
+        let stream = client.request("GET", "/")
+        let request = try #require(try pump(client, server).requests.first)
+        var response = HTTPResponse(status: .ok)
+        for index in 0..<20 {
+            response.headerFields.append(
+                HTTPField(name: HTTPField.Name("x-big-\(index)")!, value: String(repeating: "v", count: 8000)))
+        }
+        server.respond(to: request.stream, with: response, body: [])
+        let events = try pump(client, server)
+        #expect(client.streams[stream]?.resetWith == HTTP2ErrorCode.internalError.rawValue)
+        #expect(events.closedStreams[request.stream] != nil)
+        #expect(server.openStreams.isEmpty)
+    }
 }

@@ -188,4 +188,20 @@ import Testing
             #expect(sent < 200_000_000, "the server kept reading \(sent) bytes of requests it could not answer")
         }
     }
+
+    @Test func largeBodiesArriveWholeInBothFramings() async throws {
+        try await withTestServer(router: Self.router()) { _, port in
+            let client = try HTTPTestClient(port: port)
+            let body = String((0..<900_000).map { Character(UnicodeScalar(UInt8(97 + $0 % 26))) })
+            client.send("POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+            #expect(await client.readResponse()?.text == body)
+            let chunks = stride(from: 0, to: body.utf8.count, by: 70_000).map { start -> String in
+                let piece = Array(body.utf8)[start..<min(start + 70_000, body.utf8.count)]
+                return String(piece.count, radix: 16) + "\r\n" + String(decoding: piece, as: UTF8.self) + "\r\n"
+            }
+            client.send(
+                "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks.joined() + "0\r\n\r\n")
+            #expect(await client.readResponse()?.text == body)
+        }
+    }
 }

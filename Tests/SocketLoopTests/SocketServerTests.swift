@@ -164,4 +164,27 @@ final class EchoHandler: ConnectionHandler {
         #expect(LoopInstant(nanoseconds: .max - 1).advanced(by: .seconds(1)).nanoseconds == .max)
         #expect(start < start.advanced(by: .nanoseconds(1)))
     }
+
+    @Test func handlerCanBeReplacedWithUnconsumedBytesReplayed() async throws {
+        final class Upper: ConnectionHandler {
+            func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
+                connection.write(bytes.map { $0 >= 97 && $0 <= 122 ? $0 - 32 : $0 })
+            }
+        }
+        final class Switcher: ConnectionHandler {
+            func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
+                let text = Array(bytes)
+                guard let newline = text.firstIndex(of: 10) else { return }
+                connection.write(Array("switching\n".utf8))
+                connection.replaceHandler(with: Upper(), replaying: Array(text[(newline + 1)...]))
+            }
+        }
+        let server = try makeServer(loops: 1) { _ in Switcher() }
+        defer { server.stop() }
+        let client = try TestSocket(port: try #require(server.boundPorts.first))
+        client.send("upgrade\nrest of it ")
+        #expect(await client.read(untilContains: "REST OF IT ") == "switching\nREST OF IT ")
+        client.send("more")
+        #expect(await client.read(untilContains: "MORE") == "MORE")
+    }
 }

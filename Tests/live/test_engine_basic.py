@@ -20,10 +20,22 @@ def engine(bin_dir: pathlib.Path):
     line = process.stdout.readline().strip()
     assert line.startswith("LISTENING "), f"unexpected first line {line!r}"
     port = int(line.split()[1])
-    yield process, f"http://127.0.0.1:{port}"
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
+    try:
+        yield process, f"http://127.0.0.1:{port}"
+    finally:
+        if process.poll() is None:
+            stop(process)
+
+
+def stop(process: subprocess.Popen) -> int:
+    """SIGTERM, then SIGKILL if the server has not exited within 30 s (never leak a server)."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        return process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
         process.wait(timeout=30)
+        raise
 
 
 def curl(*arguments: str) -> subprocess.CompletedProcess:
@@ -88,8 +100,7 @@ def test_sigterm_ends_streams_and_exits_zero(engine):
     deadline = time.monotonic() + 30
     while httpx.get(f"{base}/stats").json()["openStreams"] < 1 and time.monotonic() < deadline:
         time.sleep(0.05)
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=30) == 0
+    assert stop(process) == 0
     assert subscriber.wait(timeout=30) == 0
 
 
@@ -104,8 +115,7 @@ def test_unix_socket_listener(bin_dir: pathlib.Path, tmp_path: pathlib.Path):
         assert result.returncode == 0, result.stderr
         assert result.stdout == "ok"
     finally:
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=30) == 0
+        assert stop(process) == 0
     assert not path.exists()
 
 
@@ -144,5 +154,4 @@ def test_out_of_file_descriptors_sheds_connections_and_recovers(bin_dir: pathlib
         assert ok == "ok"
         assert process.poll() is None
     finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=30)
+        assert stop(process) == 0

@@ -295,12 +295,7 @@ def shutdown_while_streaming(bin_dir):
 
 
 def test_goaway_on_graceful_shutdown(bin_dir):
-    for _ in range(3):
-        frames, stream, exit_code = shutdown_while_streaming(bin_dir)
-        # HTTPTestServer prints LISTENING before ServiceGroup installs its SIGTERM handler; a
-        # signal in that window kills it outright (-15). That is not what this test is about.
-        if exit_code != -signal.SIGTERM:
-            break
+    frames, stream, exit_code = shutdown_while_streaming(bin_dir)
     assert exit_code == 0
     goaways = [payload for kind, _, _, payload in frames if kind == 0x7]
     assert goaways, frames
@@ -308,3 +303,27 @@ def test_goaway_on_graceful_shutdown(bin_dir):
     assert last_stream >= stream
     assert int.from_bytes(goaways[0][4:8], "big") == 0
     assert any(kind == 0x0 and flags & 0x1 and sid == stream for kind, flags, sid, _ in frames)
+
+
+def test_slow_h2_subscriber_is_dropped_not_buffered(bin_dir):
+    process, port = start_server(bin_dir)
+    try:
+        # A client that never reads: its 1,000-byte window fills at once, then the server queues
+        # at most 256 KiB for the stream and resets it (CANCEL) instead of buffering more.
+        client = H2Client(port, window=1000)
+        client.read_until(lambda: any(isinstance(e, h2.events.RemoteSettingsChanged) for e in client.events))
+        stream = client.request("/subscribe")
+        client.read_until(lambda: stream in client.headers)
+        event = b"y" * 10_000
+        with httpx.Client(timeout=TIMEOUT) as publisher:
+            for _ in range(40):  # 400 KB > the 256 KiB cap
+                publisher.post(f"http://127.0.0.1:{port}/publish", content=event)
+            client.read_until(lambda: stream in client.reset)
+            assert client.reset[stream] == 8  # CANCEL
+            assert len(client.data.get(stream, b"")) <= 1000
+            stats = publisher.get(f"http://127.0.0.1:{port}/stats").json()
+        assert stats["droppedSlowSubscribers"] == 1
+        client.close()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=TIMEOUT)
