@@ -147,7 +147,25 @@ import Testing
         ("GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400),
         ("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400),
         ("GET / HTTP/1.1\r\nHost: user@a\r\n\r\n", 400),
+        // RFC 9112 §3.2: only origin-, absolute-, authority- (CONNECT) and asterisk-form targets.
+        ("GET echo HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        ("GET /echo#frag HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        ("GET /caf\u{E9} HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        ("GET ** HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        ("GET 1http://a/ HTTP/1.1\r\nHost: a\r\n\r\n", 400),
     ]
+
+    @Test(arguments: [
+        "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "GET /a%20b?q=1 HTTP/1.1\r\nHost: a\r\n\r\n",
+        "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", "GET http://a/b HTTP/1.1\r\nHost: a\r\n\r\n",
+        "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n",
+    ])
+    func acceptsEveryTargetForm(_ request: String) {
+        guard case .complete = parse(request) else {
+            Issue.record("rejected \(request.debugDescription)")
+            return
+        }
+    }
 
     @Test(arguments: rejected)
     func rejectsWithStatus(_ request: String, _ expected: Int) {

@@ -737,3 +737,26 @@ def test_server_parses_what_h11_parses(server, data):
 def test_server_rejects_what_h11_rejects(server, data):
     assert h11_parse(data) is None, "the case itself must be invalid HTTP/1.1"
     rejected(*server.address, data, (400, 501))
+
+
+# Trailer field lines and request-target forms (RFC 9112 §7.1.2, §3.2).
+def test_trailer_with_invalid_name_is_rejected(server):
+    rejected(*server.address, b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                              b"5\r\nhello\r\n0\r\nBad Trailer: x\r\n\r\n")
+
+
+def test_trailer_without_colon_is_rejected(server):
+    rejected(*server.address, b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                              b"5\r\nhello\r\n0\r\nNoColonHere\r\n\r\n")
+
+
+def test_target_without_leading_slash_is_rejected(server):
+    rejected(*server.address, b"GET echo HTTP/1.1\r\nHost: t\r\n\r\n")
+
+
+def test_target_with_fragment_is_rejected(server):
+    rejected(*server.address, b"GET /echo#frag HTTP/1.1\r\nHost: t\r\n\r\n")
+
+
+def test_target_with_raw_non_ascii_is_rejected(server):
+    rejected(*server.address, b"GET /caf\xc3\xa9 HTTP/1.1\r\nHost: t\r\n\r\n")
