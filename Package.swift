@@ -33,12 +33,19 @@ let package = Package(
             providers: [.apt(["libnghttp2-dev"])]),
         .systemLibrary(
             name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
 
         // Model core: pure Swift, no I/O beyond reading a schema file.
         .target(
             name: "JetstreamModel",
-            dependencies: [.product(name: "Yams", package: "Yams")],
+            dependencies: [
+                .product(name: "Yams", package: "Yams"),
+                // Persistent hash trie: snapshots share structure, so a change set costs O(touched).
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+            ],
             swiftSettings: strictSettings),
+        // `swift run -c release ModelBench`: model-core benchmark (docs/benchmarks.md).
+        .executableTarget(name: "ModelBench", dependencies: ["JetstreamModel"], swiftSettings: strictSettings),
         // The typed model framework of the original (ModelObject, Scope, observation).
         .target(name: "Jetstream", dependencies: ["JetstreamModel"], swiftSettings: strictSettings),
 
@@ -67,9 +74,32 @@ let package = Package(
         .executableTarget(
             name: "HTTPTestServer",
             dependencies: [
-                "HTTPServer",
+                "HTTPServer", "SocketLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings),
+
+        // Durable change log + snapshots (SQLite embedded; the PostgreSQL design is in docs/store.md).
+        .target(
+            name: "Store",
+            dependencies: ["CSQLite", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings),
+        // Appends in a loop and prints each acknowledged version: the crash-safety test kills it.
+        .executableTarget(name: "StoreCrashWriter", dependencies: ["Store"], swiftSettings: strictSettings),
+        .executableTarget(name: "StoreBench", dependencies: ["Store"], swiftSettings: strictSettings),
+
+        // The product: scopes over REST + SSE on the engine, the model core and the store.
+        .target(
+            name: "Gateway",
+            dependencies: [
+                "JetstreamModel", "HTTPServer", "Store", "SocketLoop",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strictSettings),
 
@@ -77,7 +107,9 @@ let package = Package(
         .executableTarget(
             name: "JetstreamCLI",
             dependencies: [
-                "JetstreamModel", "HTTPServer",
+                "JetstreamModel", "HTTPServer", "Store", "Gateway",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -90,9 +122,24 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .testTarget(name: "JetstreamTests", dependencies: ["Jetstream"], swiftSettings: strictSettings),
-        .testTarget(name: "SocketLoopTests", dependencies: ["SocketLoop"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "SocketLoopTests",
+            dependencies: ["SocketLoop", "CLinuxIO", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTPCompression", "CNGHTTP2", "CZlib"], swiftSettings: strictSettings),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTPServerTests",
+            dependencies: [
+                "HTTPServer", "HTTP1", "SocketLoop",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "CSQLite"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "GatewayTests",
+            dependencies: ["Gateway", "JetstreamModel", "HTTPServer", "Store"],
+            swiftSettings: strictSettings),
     ]
 )

@@ -6,5 +6,6 @@ struct JetstreamCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jetstream",
         abstract: "Jetstream Gateway: shared model scopes kept in sync over HTTP and Server-Sent Events.",
-        subcommands: [])
+        subcommands: [ServeCommand.self, CheckSchemaCommand.self],
+        defaultSubcommand: ServeCommand.self)
 }

@@ -1,0 +1,82 @@
+import HTTPTypes
+
+/// The stable kinds of error the gateway answers with. Each is sent as an RFC 9457 problem whose
+/// `type` is the relative URI `/problems/<rawValue>`; clients switch on it, never on `title`.
+public enum ProblemKind: String, Sendable, CaseIterable {
+    case badRequest = "bad-request"
+    case invalidJSON = "invalid-json"
+    case notFound = "not-found"
+    case methodNotAllowed = "method-not-allowed"
+    case requestTimeout = "request-timeout"
+    case uriTooLong = "uri-too-long"
+    case headersTooLarge = "headers-too-large"
+    case expectationFailed = "expectation-failed"
+    case notImplemented = "not-implemented"
+    case httpVersionNotSupported = "http-version-not-supported"
+    case scopeExists = "scope-exists"
+    case invalidChangeSet = "invalid-change-set"
+    case preconditionFailed = "precondition-failed"
+    case historyGone = "history-gone"
+    case payloadTooLarge = "payload-too-large"
+    case unsupportedMediaType = "unsupported-media-type"
+    case notAcceptable = "not-acceptable"
+    case slowConsumer = "slow-consumer"
+    case notReady = "not-ready"
+    case storeUnavailable = "store-unavailable"
+    case `internal` = "internal"
+
+    /// The `type` member: a relative URI, resolved against the gateway's own address.
+    public var typeURI: String { "/problems/" + rawValue }
+
+    /// The status this kind is answered with.
+    public var status: HTTPResponse.Status {
+        switch self {
+        case .badRequest, .invalidJSON: .badRequest
+        case .notFound: .notFound
+        case .methodNotAllowed: .methodNotAllowed
+        case .requestTimeout: .requestTimeout
+        case .uriTooLong: .uriTooLong
+        case .headersTooLarge: .requestHeaderFieldsTooLarge
+        case .expectationFailed: .expectationFailed
+        case .notImplemented: .notImplemented
+        case .httpVersionNotSupported: HTTPResponse.Status(code: 505)
+        case .scopeExists: .conflict
+        case .invalidChangeSet: .unprocessableContent
+        case .preconditionFailed: .preconditionFailed
+        case .historyGone: .gone
+        case .payloadTooLarge: .contentTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .notAcceptable: .notAcceptable
+        case .slowConsumer: .tooManyRequests
+        case .notReady, .storeUnavailable: .serviceUnavailable
+        case .internal: .internalServerError
+        }
+    }
+
+    /// A short, fixed summary (RFC 9457 `title`).
+    public var title: String {
+        switch self {
+        case .badRequest: "Bad request"
+        case .invalidJSON: "The body is not valid JSON"
+        case .notFound: "Not found"
+        case .methodNotAllowed: "Method not allowed"
+        case .requestTimeout: "The request was not received in time"
+        case .uriTooLong: "The request target is too long"
+        case .headersTooLarge: "The request headers are too large"
+        case .expectationFailed: "Expectation not supported"
+        case .notImplemented: "Not implemented"
+        case .httpVersionNotSupported: "HTTP version not supported"
+        case .scopeExists: "The scope already exists"
+        case .invalidChangeSet: "Change set rejected"
+        case .preconditionFailed: "The scope is not at the expected version"
+        case .historyGone: "The requested history is no longer retained"
+        case .payloadTooLarge: "The body is too large"
+        case .unsupportedMediaType: "Unsupported media type"
+        case .notAcceptable: "Not acceptable"
+        case .slowConsumer: "Subscriber too slow"
+        case .notReady: "Not ready"
+        case .storeUnavailable: "The store is unavailable"
+        case .internal: "Internal error"
+        }
+    }
+}

@@ -1,0 +1,56 @@
+/// Character classes of RFC 9110 §5.6 as byte tests.
+enum HTTP1Syntax {
+    static let cr: UInt8 = 13
+    static let lf: UInt8 = 10
+    static let space: UInt8 = 32
+    static let tab: UInt8 = 9
+    static let colon: UInt8 = 58
+
+    /// `tchar`: the characters of a token (method, header name).
+    static func isTokenChar(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+            UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+            UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// A byte allowed in a request target: visible ASCII (no controls, no space) or obs-text.
+    static func isTargetChar(_ byte: UInt8) -> Bool {
+        byte > 0x20 && byte != 0x7F
+    }
+
+    /// A byte allowed inside a field value: VCHAR, SP, HTAB or obs-text.
+    static func isFieldValueChar(_ byte: UInt8) -> Bool {
+        byte == tab || (byte >= 0x20 && byte != 0x7F)
+    }
+
+    static func isWhitespace(_ byte: UInt8) -> Bool { byte == space || byte == tab }
+
+    static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+    }
+
+    static func equalsIgnoringCase(_ lhs: String, _ rhs: String) -> Bool {
+        let left = lhs.utf8
+        let right = rhs.utf8
+        guard left.count == right.count else { return false }
+        return zip(left, right).allSatisfy { lowercased($0) == lowercased($1) }
+    }
+
+    /// The comma-separated list elements of a field value, trimmed and lowercased, empty ones dropped.
+    static func listElements(_ value: String) -> [String] {
+        value.split(separator: ",").map {
+            String(
+                decoding: $0.utf8.drop(while: isWhitespace).reversed().drop(while: isWhitespace).reversed(),
+                as: UTF8.self
+            ).lowercased()
+        }.filter { !$0.isEmpty }
+    }
+}

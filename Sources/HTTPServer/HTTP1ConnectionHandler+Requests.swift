@@ -1,0 +1,203 @@
+import HTTP1
+import HTTPTypes
+import SocketLoop
+
+extension HTTP1ConnectionHandler {
+    private static let http2Preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+
+    /// Parses and dispatches as many buffered requests as the current state allows.
+    func processInput() {
+        guard !isProcessing else { return }
+        isProcessing = true
+        defer {
+            isProcessing = false
+            compactInput()
+        }
+        while !connection.isClosed, !isWaitingForDrain {
+            switch state.phase {
+            case .idle, .readingHead:
+                guard input.count > inputStart else { return }
+                if isFirstRequest, core.http2 != nil, let decided = switchToHTTP2IfPreface(), !decided { return }
+                if connection.isClosed || connection.handler !== self { return }
+                guard parseHead() else { return }
+            case .readingBody:
+                guard readBody() else { return }
+            case .responding, .streaming, .closed:
+                if input.count - inputStart > maxBufferedInput { connection.pauseReading() }
+                return
+            }
+        }
+    }
+
+    private func compactInput() {
+        guard inputStart > 0 else { return }
+        if inputStart == input.count {
+            input.removeAll(keepingCapacity: input.capacity <= 64 * 1024)
+        } else {
+            input.removeFirst(inputStart)
+        }
+        inputStart = 0
+    }
+
+    /// Returns nil when the input is not the HTTP/2 preface, false while it might still become it,
+    /// true after handing the connection to HTTP/2.
+    private func switchToHTTP2IfPreface() -> Bool? {
+        let available = input.count - inputStart
+        let compared = min(available, Self.http2Preface.count)
+        guard input[inputStart..<inputStart + compared].elementsEqual(Self.http2Preface[0..<compared]) else {
+            return nil
+        }
+        guard available >= Self.http2Preface.count, let factory = core.http2 else { return false }
+        let handler = factory.makePriorKnowledgeHandler(connection: connection, core: core)
+        let rest = Array(input[inputStart...])
+        input = []
+        inputStart = 0
+        state.close()
+        connection.replaceHandler(with: handler, replaying: rest)
+        return true
+    }
+
+    /// Parses one head; returns whether to continue processing.
+    private func parseHead() -> Bool {
+        state.headStarted(now: now)
+        let limits = core.parserLimits
+        let start = inputStart
+        let result = input.withUnsafeBytes {
+            HTTP1RequestParser.parse(UnsafeRawBufferPointer(rebasing: $0[start...]), limits: limits)
+        }
+        switch result {
+        case .incomplete:
+            syncDeadline()
+            return false
+        case .invalid(let error):
+            reject(error)
+            return false
+        case .complete(let head, let consumed):
+            inputStart += consumed
+            return beginRequest(head)
+        }
+    }
+
+    private func beginRequest(_ head: HTTP1RequestHead) -> Bool {
+        isFirstRequest = false
+        requestID &+= 1
+        var request = CurrentRequest(
+            head: head, keepAlive: head.keepAlive && !state.isQuiescing, isHead: head.method == "HEAD")
+        switch head.framing {
+        case .contentLength(let length) where length > core.configuration.maxBodyBytes:
+            reject(HTTP1ParseError(status: 413, reason: "request body too large"))
+            return false
+        case .contentLength(let length) where length > 0:
+            request.remainingLength = length
+        case .chunked:
+            request.decoder = HTTP1ChunkedDecoder(
+                maxBodyBytes: core.configuration.maxBodyBytes, maxTrailerBytes: core.configuration.maxHeaderBytes)
+        case .contentLength, .none:
+            current = request
+            state.headComplete(now: now, expectsBody: false)
+            syncDeadline()
+            dispatch()
+            return true
+        }
+        current = request
+        state.headComplete(now: now, expectsBody: true)
+        syncDeadline()
+        if head.expectsContinue, input.count == inputStart {
+            connection.write(ByteSlice(Self.continueBytes))
+        }
+        return true
+    }
+
+    private static let continueBytes = SharedBytes(HTTP1ResponseEncoder.continueResponse)
+
+    /// Moves buffered body bytes into the request; returns true once the body is complete.
+    private func readBody() -> Bool {
+        guard var request = current else { return false }
+        let available = input.count - inputStart
+        if var decoder = request.decoder {
+            let start = inputStart
+            let result = input.withUnsafeBytes {
+                decoder.decode(UnsafeRawBufferPointer(rebasing: $0[start...]), into: &request.body)
+            }
+            request.decoder = decoder
+            switch result {
+            case .needMore:
+                inputStart = input.count
+                current = request
+                state.bodyProgressed(now: now)
+                syncDeadline()
+                return false
+            case .invalid(let error):
+                reject(error)
+                return false
+            case .complete(let consumed):
+                inputStart += consumed
+            }
+        } else {
+            let take = min(available, request.remainingLength)
+            request.body.append(contentsOf: input[inputStart..<inputStart + take])
+            inputStart += take
+            request.remainingLength -= take
+            if request.remainingLength > 0 {
+                current = request
+                state.bodyProgressed(now: now)
+                syncDeadline()
+                return false
+            }
+        }
+        current = request
+        state.bodyComplete()
+        syncDeadline()
+        dispatch()
+        return true
+    }
+
+    /// Hands the complete current request to the router (or to HTTP/2 on `Upgrade: h2c`).
+    private func dispatch() {
+        guard var pending = current else { return }
+        let head = pending.head
+        var fields = HTTPFields()
+        fields.reserveCapacity(head.headers.count)
+        for header in head.headers {
+            if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+        }
+        let method = HTTPRequest.Method(head.method) ?? .get
+        let authority = head.values(for: "host").first
+        let request = HTTPServerRequest(
+            head: HTTPRequest(
+                method: method, scheme: nil, authority: authority, path: head.target, headerFields: fields),
+            body: pending.body, version: head.version.description)
+        pending.body = []
+        pending.request = request
+        current = pending
+        if core.http2 != nil, upgradeToHTTP2(request) { return }
+        core.handle(request, channel: self, requestID: requestID, loop: connection.loop)
+    }
+
+    private func upgradeToHTTP2(_ request: HTTPServerRequest) -> Bool {
+        guard let factory = core.http2,
+            let upgrade = request.headerFields[.upgrade],
+            upgrade.lowercased().split(separator: ",").contains(where: { $0.trimmingSpaces == "h2c" }),
+            let settingsName = HTTPField.Name("HTTP2-Settings"),
+            let settings = request.headerFields[settingsName],
+            let handler = factory.makeUpgradeHandler(
+                connection: connection, request: request, settings: settings, core: core)
+        else { return false }
+        let rest = Array(input[inputStart...])
+        input = []
+        inputStart = 0
+        current = nil
+        state.close()
+        connection.replaceHandler(with: handler, replaying: rest)
+        return true
+    }
+}
+
+extension Substring {
+    fileprivate var trimmingSpaces: Substring {
+        var result = self
+        while result.first == " " || result.first == "\t" { result.removeFirst() }
+        while result.last == " " || result.last == "\t" { result.removeLast() }
+        return result
+    }
+}

@@ -1,0 +1,116 @@
+import HTTP1
+import HTTPTypes
+import SocketLoop
+import Synchronization
+
+extension HTTP1ConnectionHandler {
+    func deliver(_ response: HTTPServerResponse, for requestID: UInt64) {
+        guard requestID == self.requestID, state.phase == .responding, let request = current,
+            let served = request.request
+        else { return }
+        var response = response
+        ResponseFinalizer.finalize(&response, for: served, core: core, date: date)
+        let status = response.head.status.code
+        let bodyAllowed = !(100...199).contains(status) && status != 204 && status != 304
+        var head: [UInt8] = []
+        head.reserveCapacity(256)
+        HTTP1ResponseEncoder.encodeHead(
+            status: status, reason: Self.reason(response.head.status),
+            headers: headerLines(
+                response.head.headerFields, keepAlive: request.keepAlive, version: request.head.version,
+                contentLength: bodyAllowed ? response.body.count : nil),
+            into: &head)
+        let includeBody = bodyAllowed && !request.isHead && !response.body.isEmpty
+        connection.write(ByteSlice(SharedBytes(parts: includeBody ? [head, response.body] : [head])))
+        finishResponse(keepAlive: request.keepAlive)
+    }
+
+    func openEventStream(_ head: HTTPResponse, for requestID: UInt64, stream: EventStream) -> Bool {
+        guard requestID == self.requestID, state.phase == .responding, let request = current,
+            let served = request.request
+        else { return false }
+        var head = head
+        ResponseFinalizer.finalizeStreamHead(&head, for: served, core: core, date: date)
+        if request.isHead {
+            deliver(HTTPServerResponse(status: head.status, headerFields: head.headerFields), for: requestID)
+            return false
+        }
+        // HTTP/1.0 has no chunked coding: the stream is delimited by closing the connection.
+        let chunked = request.head.version == .http1_1
+        let keepAlive = chunked && request.keepAlive
+        current?.keepAlive = keepAlive
+        var fields = head.headerFields
+        if chunked { fields[.transferEncoding] = "chunked" }
+        var bytes: [UInt8] = []
+        HTTP1ResponseEncoder.encodeHead(
+            status: head.status.code, reason: Self.reason(head.status),
+            headers: headerLines(fields, keepAlive: keepAlive, version: request.head.version, contentLength: nil),
+            into: &bytes)
+        connection.write(bytes)
+        state.streamOpened(now: now)
+        syncDeadline()
+        let sink = HTTP1EventStreamSink(handler: self, stream: stream, chunked: chunked)
+        streamSink = sink
+        stream.attach(sink)
+        core.stats.openStreams.add(1, ordering: .relaxed)
+        return true
+    }
+
+    /// Ends the current response; continues with pipelined requests or closes.
+    func finishResponse(keepAlive: Bool) {
+        current = nil
+        if state.responseComplete(now: now, keepAlive: keepAlive) {
+            syncDeadline()
+            if connection.pendingBytes > connection.loop.maxPendingBytes / 2 {
+                connection.flushNow()
+                isWaitingForDrain = connection.isWriteBlocked
+            }
+            connection.resumeReading()
+            processInput()
+        } else {
+            syncDeadline()
+            connection.closeAfterFlush()
+        }
+    }
+
+    /// Answers a request that cannot be served (bad syntax, limits, timeout) and closes.
+    func reject(_ error: HTTP1ParseError) {
+        state.close()
+        syncDeadline()
+        current = nil
+        var head: [UInt8] = []
+        let rendered = core.configuration.errorResponse(HTTPResponse.Status(code: error.status), error.reason)
+        let body = rendered.body
+        HTTP1ResponseEncoder.encodeHead(
+            status: error.status, reason: HTTP1ResponseEncoder.reasonPhrase(for: error.status),
+            headers: [
+                ("Content-Type", rendered.head.headerFields[.contentType] ?? "text/plain; charset=utf-8"),
+                ("Content-Length", String(body.count)), ("Date", date.current), ("Connection", "close"),
+            ],
+            into: &head)
+        connection.write(ByteSlice(SharedBytes(parts: [head, body])))
+        connection.closeAfterFlush()
+    }
+
+    static func reason(_ status: HTTPResponse.Status) -> String {
+        status.reasonPhrase.isEmpty ? HTTP1ResponseEncoder.reasonPhrase(for: status.code) : status.reasonPhrase
+    }
+
+    /// The header lines to send: the response's own fields minus framing, plus our framing.
+    private func headerLines(
+        _ fields: HTTPFields, keepAlive: Bool, version: HTTP1Version, contentLength: Int?
+    ) -> [(String, String)] {
+        var lines: [(String, String)] = []
+        lines.reserveCapacity(fields.count + 3)
+        for field in fields where field.name != .contentLength && field.name != .connection {
+            lines.append((field.name.rawName, field.value))
+        }
+        if let contentLength { lines.append(("Content-Length", String(contentLength))) }
+        if !keepAlive {
+            lines.append(("Connection", "close"))
+        } else if version == .http1_0 {
+            lines.append(("Connection", "keep-alive"))
+        }
+        return lines
+    }
+}

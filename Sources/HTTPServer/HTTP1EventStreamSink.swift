@@ -1,0 +1,46 @@
+import HTTP1
+import SocketLoop
+import Synchronization
+
+/// Writes an ``EventStream`` onto an HTTP/1 connection: each event as one chunk of the shared
+/// buffer (HTTP/1.1), or its raw bytes on a close-delimited HTTP/1.0 response.
+final class HTTP1EventStreamSink: EventStreamSink {
+    private unowned let handler: HTTP1ConnectionHandler
+    private let stream: EventStream
+    private let chunked: Bool
+    private var isActive = true
+
+    private static let lastChunk = SharedBytes(HTTP1ResponseEncoder.lastChunk)
+
+    init(handler: HTTP1ConnectionHandler, stream: EventStream, chunked: Bool) {
+        self.handler = handler
+        self.stream = stream
+        self.chunked = chunked
+    }
+
+    func write(_ event: EncodedEvent) {
+        guard isActive else { return }
+        handler.connection.write(chunked ? event.chunk : event.payload)
+    }
+
+    func writeHeartbeat() {
+        write(EncodedEvent.heartbeat)
+    }
+
+    func end() {
+        guard isActive else { return }
+        if chunked { handler.connection.write(ByteSlice(Self.lastChunk)) }
+        let keepAlive = handler.current?.keepAlive ?? false
+        finish()
+        handler.streamSink = nil
+        handler.finishResponse(keepAlive: keepAlive)
+    }
+
+    /// Releases the stream (connection closed or stream ended) and runs its close callbacks.
+    func finish() {
+        guard isActive else { return }
+        isActive = false
+        handler.core.stats.openStreams.subtract(1, ordering: .relaxed)
+        stream.didClose()
+    }
+}

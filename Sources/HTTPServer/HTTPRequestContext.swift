@@ -1,0 +1,43 @@
+import HTTPTypes
+import Logging
+import SocketLoop
+
+/// What a handler knows besides the request: path parameters, a logger, its loop, and how to
+/// answer with an event stream.
+///
+/// ```swift
+/// router.get("/v1/scopes/{name}") { request, context in
+///     .text("scope \(context.parameters["name"] ?? "")")
+/// }
+/// ```
+public struct HTTPRequestContext: Sendable {
+    /// Path parameters by name, percent-decoded (`{name}` in the route pattern).
+    public internal(set) var parameters: [String: String]
+    public let logger: Logger
+    /// The answer object; synchronous and async handlers answer by returning instead.
+    public let responder: HTTPResponder
+
+    init(parameters: [String: String] = [:], logger: Logger, responder: HTTPResponder) {
+        self.parameters = parameters
+        self.logger = logger
+        self.responder = responder
+    }
+
+    /// The loop thread that owns the request's connection.
+    public var loop: EventLoop { responder.loop }
+
+    /// Answers with an event stream (see ``HTTPResponder/openEventStream(headers:)``). A handler
+    /// that returns a response afterwards should return ``HTTPServerResponse/streamOpened``; the
+    /// returned value is ignored.
+    ///
+    /// ```swift
+    /// router.get("/events") { request, context in
+    ///     let stream = context.openEventStream()
+    ///     broadcaster.add(stream)
+    ///     return .streamOpened
+    /// }
+    /// ```
+    public func openEventStream(headers: HTTPFields = [:]) -> EventStream {
+        responder.openEventStream(headers: headers)
+    }
+}

@@ -1,0 +1,89 @@
+import HTTPTypes
+import SocketLoop
+import Synchronization
+
+/// The one-shot answer to a request: ``respond(_:)`` with a response, or ``openEventStream(headers:)``.
+/// Call it at once from the handler or later from any thread (for example after a store commit);
+/// the first answer wins and later ones are ignored. A responder dropped without an answer sends 500.
+///
+/// ```swift
+/// router.post("/v1/things") { request, context, responder in
+///     store.commit(request.body) { outcome in responder.respond(.json(outcome.json)) }
+/// }
+/// ```
+public final class HTTPResponder: Sendable {
+    let channel: any HTTPResponseChannel
+    /// The loop that owns the request's connection.
+    public let loop: EventLoop
+    let requestID: UInt64
+    let renderError: @Sendable (HTTPResponse.Status, String) -> HTTPServerResponse
+    let onAnswer: (@Sendable (HTTPResponse.Status, Int, Bool) -> Void)?
+    private let answered = Atomic<Bool>(false)
+
+    init(
+        channel: any HTTPResponseChannel, loop: EventLoop, requestID: UInt64,
+        renderError: @escaping @Sendable (HTTPResponse.Status, String) -> HTTPServerResponse = {
+            HTTPError($0, $1).response
+        },
+        onAnswer: (@Sendable (HTTPResponse.Status, Int, Bool) -> Void)? = nil
+    ) {
+        self.channel = channel
+        self.loop = loop
+        self.requestID = requestID
+        self.renderError = renderError
+        self.onAnswer = onAnswer
+    }
+
+    deinit {
+        if !answered.load(ordering: .acquiring) {
+            let channel = self.channel
+            let requestID = self.requestID
+            let response = renderError(.internalServerError, "the handler did not respond")
+            onAnswer?(response.status, response.body.count, false)
+            loop.execute { channel.deliver(response, for: requestID) }
+        }
+    }
+
+    /// Whether an answer was given.
+    public var hasResponded: Bool { answered.load(ordering: .acquiring) }
+
+    /// Sends `response` (from any thread); returns false if the request was already answered.
+    @discardableResult
+    public func respond(_ response: HTTPServerResponse) -> Bool {
+        guard claim() else { return false }
+        onAnswer?(response.status, response.body.count, false)
+        let channel = self.channel
+        let requestID = self.requestID
+        loop.executeOrRunNow { channel.deliver(response, for: requestID) }
+        return true
+    }
+
+    /// Answers with `200` and `text/event-stream` and returns the stream to write events to.
+    /// `headers` are added to the response (`Content-Type`, `Cache-Control: no-cache` and
+    /// `X-Accel-Buffering: no` are set unless given). If the request was already answered the
+    /// stream is returned closed.
+    public func openEventStream(headers: HTTPFields = [:]) -> EventStream {
+        let stream = EventStream(loop: loop)
+        guard claim() else {
+            loop.executeOrRunNow { stream.didClose() }
+            return stream
+        }
+        var head = HTTPResponse(status: .ok, headerFields: headers)
+        if head.headerFields[.contentType] == nil { head.headerFields[.contentType] = "text/event-stream" }
+        if head.headerFields[.cacheControl] == nil { head.headerFields[.cacheControl] = "no-cache" }
+        if let accel = HTTPField.Name("X-Accel-Buffering"), head.headerFields[accel] == nil {
+            head.headerFields[accel] = "no"
+        }
+        onAnswer?(.ok, 0, true)
+        let channel = self.channel
+        let requestID = self.requestID
+        loop.executeOrRunNow { [head] in
+            if !channel.openEventStream(head, for: requestID, stream: stream) { stream.didClose() }
+        }
+        return stream
+    }
+
+    private func claim() -> Bool {
+        answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+    }
+}

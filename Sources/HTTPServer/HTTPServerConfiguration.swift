@@ -1,0 +1,60 @@
+import HTTPTypes
+import SocketLoop
+
+/// Everything an ``HTTPServer`` needs to listen and the limits it enforces. Defaults follow
+/// HTTP-API.md: body 1 MiB, headers 16 KiB, header read timeout 10 s, keep-alive idle 60 s,
+/// heartbeat 15 s, unsent SSE data 1 MiB.
+///
+/// ```swift
+/// var configuration = HTTPServerConfiguration(addresses: [.tcp(host: "::", port: 8080)])
+/// configuration.maxBodyBytes = 4 << 20
+/// ```
+public struct HTTPServerConfiguration: Sendable {
+    /// Where to accept connections (TCP on IPv4/IPv6, or a Unix socket for a local proxy).
+    public var addresses: [ListenAddress]
+    /// Event-loop threads; default one per core.
+    public var loopCount: Int
+    /// The largest request body accepted (413 beyond it).
+    public var maxBodyBytes: Int
+    /// The largest request head: request line plus headers (431 beyond it).
+    public var maxHeaderBytes: Int
+    /// The longest request target (414 beyond it).
+    public var maxTargetBytes: Int
+    /// Time allowed to receive a whole request head once it has begun (slowloris guard; 408).
+    public var headerReadTimeout: Duration
+    /// Time an idle keep-alive connection stays open; also the longest pause inside a body.
+    public var idleTimeout: Duration
+    /// Interval of `: keep-alive` comments on otherwise quiet event streams.
+    public var heartbeatInterval: Duration
+    /// Unsent bytes per connection; an event stream over it is dropped as a slow subscriber.
+    public var maxPendingBytes: Int
+    /// Time allowed for in-flight work after a shutdown begins; then connections are closed.
+    public var gracePeriod: Duration
+    /// An optional `Server` header value.
+    public var serverName: String?
+    /// Renders the engine's own error answers (malformed requests, limits, timeouts, unknown routes,
+    /// handler failures) from a status and a reason; the default is plain text. An API can answer
+    /// with its own error format, e.g. RFC 9457 problem+json.
+    public var errorResponse: @Sendable (HTTPResponse.Status, String) -> HTTPServerResponse
+    /// Called once per answered request, on the loop thread (an access log).
+    public var accessLog: (@Sendable (AccessLogEntry) -> Void)?
+
+    public init(
+        addresses: [ListenAddress] = [.tcp(host: "127.0.0.1", port: 8080)],
+        loopCount: Int = SocketServerConfiguration.coreCount
+    ) {
+        self.addresses = addresses
+        self.loopCount = loopCount
+        maxBodyBytes = 1 << 20
+        maxHeaderBytes = 16 * 1024
+        maxTargetBytes = 8 * 1024
+        headerReadTimeout = .seconds(10)
+        idleTimeout = .seconds(60)
+        heartbeatInterval = .seconds(15)
+        maxPendingBytes = 1 << 20
+        gracePeriod = .seconds(10)
+        serverName = nil
+        errorResponse = { status, reason in HTTPError(status, reason).response }
+        accessLog = nil
+    }
+}

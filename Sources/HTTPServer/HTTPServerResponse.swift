@@ -1,0 +1,40 @@
+import HTTPTypes
+
+/// A complete response: the swift-http-types head and the body. The engine adds the framing
+/// (`Content-Length`, `Connection`) and `Date`; see `ResponseFinalizer`.
+///
+/// ```swift
+/// HTTPServerResponse(status: .created, headerFields: [.location: "/v1/scopes/a"], body: [])
+/// HTTPServerResponse.json(#"{"ok":true}"#)
+/// ```
+public struct HTTPServerResponse: Sendable {
+    public var head: HTTPResponse
+    public var body: [UInt8]
+
+    public init(status: HTTPResponse.Status = .ok, headerFields: HTTPFields = [:], body: [UInt8] = []) {
+        head = HTTPResponse(status: status, headerFields: headerFields)
+        self.body = body
+    }
+
+    public var status: HTTPResponse.Status { head.status }
+
+    /// A `text/plain; charset=utf-8` response.
+    public static func text(_ text: String, status: HTTPResponse.Status = .ok) -> HTTPServerResponse {
+        HTTPServerResponse(
+            status: status, headerFields: [.contentType: "text/plain; charset=utf-8"], body: Array(text.utf8))
+    }
+
+    /// An `application/json` response from encoded JSON text.
+    public static func json(_ json: String, status: HTTPResponse.Status = .ok) -> HTTPServerResponse {
+        .json(Array(json.utf8), status: status)
+    }
+
+    /// An `application/json` response from encoded JSON bytes.
+    public static func json(_ json: [UInt8], status: HTTPResponse.Status = .ok) -> HTTPServerResponse {
+        HTTPServerResponse(status: status, headerFields: [.contentType: "application/json"], body: json)
+    }
+
+    /// What a handler returns after opening an event stream with
+    /// ``HTTPRequestContext/openEventStream(headers:)``: ignored, because the stream answered.
+    public static var streamOpened: HTTPServerResponse { HTTPServerResponse(status: .ok) }
+}

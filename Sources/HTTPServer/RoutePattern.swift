@@ -1,0 +1,39 @@
+/// A route path such as `/v1/scopes/{name}/events`: literal segments and `{parameter}` segments,
+/// each matching exactly one path segment. A final `*` matches any rest of the path.
+struct RoutePattern: Sendable, CustomStringConvertible {
+    enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+        case rest
+    }
+
+    let segments: [Segment]
+    let description: String
+
+    init(_ pattern: String) {
+        description = pattern
+        segments = pattern.split(separator: "/", omittingEmptySubsequences: true).map { part in
+            if part == "*" { return .rest }
+            if part.hasPrefix("{"), part.hasSuffix("}") { return .parameter(String(part.dropFirst().dropLast())) }
+            return .literal(String(part))
+        }
+    }
+
+    /// The parameters when `path` matches, else nil.
+    func match(_ path: String) -> [String: String]? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        var parameters: [String: String] = [:]
+        for (position, segment) in segments.enumerated() {
+            switch segment {
+            case .rest:
+                return parameters
+            case .literal(let literal):
+                guard position < parts.count, parts[position] == literal else { return nil }
+            case .parameter(let name):
+                guard position < parts.count else { return nil }
+                parameters[name] = PercentDecoding.decode(String(parts[position]))
+            }
+        }
+        return parts.count == segments.count ? parameters : nil
+    }
+}

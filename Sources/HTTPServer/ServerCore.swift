@@ -1,0 +1,61 @@
+import HTTP1
+import HTTPTypes
+import Logging
+import SocketLoop
+import Synchronization
+
+/// What every connection of one server shares: configuration, router, counters, per-loop caches,
+/// and the optional HTTP/2 integration.
+final class ServerCore: Sendable {
+    let configuration: HTTPServerConfiguration
+    let router: Router
+    let logger: Logger
+    let stats = ServerStats()
+    let parserLimits: HTTP1ParserLimits
+    let dateCaches: [DateCache]
+    let timeouts: HTTP1ConnectionState.Timeouts
+    /// Set by the HTTP/2 integration; nil serves HTTP/1 only.
+    let http2: (any HTTP2ConnectionFactory)?
+
+    init(
+        configuration: HTTPServerConfiguration, router: Router, logger: Logger,
+        http2: (any HTTP2ConnectionFactory)? = nil
+    ) {
+        self.configuration = configuration
+        self.router = router
+        self.logger = logger
+        self.http2 = http2
+        parserLimits = HTTP1ParserLimits(
+            maxHeaderBytes: configuration.maxHeaderBytes, maxTargetBytes: configuration.maxTargetBytes)
+        dateCaches = (0..<max(configuration.loopCount, 1)).map { _ in DateCache() }
+        timeouts = HTTP1ConnectionState.Timeouts(
+            headerRead: configuration.headerReadTimeout, idle: configuration.idleTimeout,
+            heartbeat: configuration.heartbeatInterval)
+    }
+
+    /// Routes a complete request from any protocol; `channel` receives the answer.
+    func handle(_ request: HTTPServerRequest, channel: any HTTPResponseChannel, requestID: UInt64, loop: EventLoop) {
+        stats.requests.add(1, ordering: .relaxed)
+        var onAnswer: (@Sendable (HTTPResponse.Status, Int, Bool) -> Void)?
+        if let accessLog = configuration.accessLog {
+            let started = ContinuousClock.now
+            let method = request.method.rawValue
+            let target = request.target
+            let version = request.version
+            onAnswer = { status, bytes, streamed in
+                accessLog(
+                    AccessLogEntry(
+                        method: method, target: target, version: version, status: status.code, bodyBytes: bytes,
+                        streamed: streamed, duration: ContinuousClock.now - started))
+            }
+        }
+        let responder = HTTPResponder(
+            channel: channel, loop: loop, requestID: requestID, renderError: configuration.errorResponse,
+            onAnswer: onAnswer)
+        router.dispatch(request, context: HTTPRequestContext(logger: logger, responder: responder))
+    }
+
+    func dateCache(for loop: EventLoop) -> DateCache {
+        dateCaches[loop.index % dateCaches.count]
+    }
+}

@@ -1,4 +1,0 @@
-@main
-enum HTTPTestServerMain {
-    static func main() {}
-}

@@ -1,0 +1,203 @@
+import Foundation
+import HashTreeCollections
+
+/// Applies one change set to a staged copy of a state (MODEL.md, "Applying a change set").
+///
+/// Cost is proportional to what the set touches: values are written through persistent tries, and
+/// deciding what left the scope searches upward from the objects that lost a reference (see
+/// ``Reachability``) instead of sweeping the tree.
+struct ChangeSetApplier {
+    private let schema: Schema
+    private let limits: Limits
+    private let rootClass: ModelClass
+    private var staged: ScopeState
+    private var errors: [FragmentError?] = []
+    /// Objects added by this set, with the index of their `add`.
+    private var addIndex: [UUID: Int] = [:]
+    private var addOrder: [UUID] = []
+    /// Objects that lost at least one incoming reference: the only ones that may have become
+    /// unreachable, together with what was added.
+    private var lostReference: [UUID] = []
+    private var normalised: [SyncFragment?] = []
+
+    init(state: ScopeState, schema: Schema, limits: Limits) {
+        self.schema = schema
+        self.limits = limits
+        self.rootClass = state.rootClass
+        self.staged = state
+    }
+
+    mutating func run(_ changeSet: ChangeSet) -> ChangeSetOutcome {
+        let entries = changeSet.entries
+        errors = Array(repeating: nil, count: entries.count)
+        normalised = Array(repeating: nil, count: entries.count)
+        if entries.count > limits.maxFragmentsPerSet {
+            for index in limits.maxFragmentsPerSet..<entries.count {
+                errors[index] = FragmentError(
+                    .limitExceeded,
+                    "the change set has \(entries.count) fragments; the limit is \(limits.maxFragmentsPerSet)")
+            }
+        }
+        for (index, entry) in entries.enumerated() {
+            switch entry {
+            case .failure(let error): record(error, at: index)
+            case .success(let fragment) where fragment.type == .add: createObject(for: fragment, at: index)
+            case .success: break
+            }
+        }
+        for (index, entry) in entries.enumerated() where errors[index] == nil {
+            guard case .success(let fragment) = entry else { continue }
+            do {
+                try applyProperties(of: fragment, at: index)
+            } catch {
+                record(error, at: index)
+            }
+        }
+        guard !errors.contains(where: { $0 != nil }) else { return rejection() }
+
+        var reachability = Reachability(rootUUID: staged.rootUUID)
+        let unreachable = reachability.unreachable(startingFrom: lostReference + addOrder, in: staged.objects)
+        for uuid in unreachable {
+            if let index = addIndex[uuid] {
+                record(
+                    FragmentError(
+                        .unattachedAdd, "the added \(staged.objects[uuid]!.clsName) is not reachable from the root"),
+                    at: index)
+            }
+        }
+        guard !errors.contains(where: { $0 != nil }) else { return rejection() }
+        remove(unreachable)
+
+        if staged.objects.count > limits.maxObjectsPerScope {
+            let excess = staged.objects.count - limits.maxObjectsPerScope
+            for uuid in addOrder.suffix(excess) {
+                record(
+                    FragmentError(
+                        .limitExceeded,
+                        "the scope would hold \(staged.objects.count) objects; the limit is "
+                            + "\(limits.maxObjectsPerScope)"), at: addIndex[uuid]!)
+            }
+            return rejection()
+        }
+        staged.version += 1
+        let removed = unreachable.sorted { $0.wireString < $1.wireString }
+        return .accepted(AppliedChangeSet(state: staged, fragments: normalised.map { $0! }, removed: removed))
+    }
+
+    private mutating func record(_ error: FragmentError, at index: Int) {
+        if errors[index] == nil { errors[index] = error }
+    }
+
+    private func rejection() -> ChangeSetOutcome {
+        .rejected(errors.map { $0.map(FragmentReply.error) ?? .ok })
+    }
+
+    private mutating func createObject(for fragment: SyncFragment, at index: Int) {
+        guard let modelClass = schema.modelClass(named: fragment.clsName) else {
+            return record(FragmentError(.unknownClass, "the schema has no class \(fragment.clsName)"), at: index)
+        }
+        guard schema.allows(className: modelClass.name, inScopeRootedAt: rootClass) else {
+            return record(
+                FragmentError(
+                    .unknownClass, "a scope rooted at \(rootClass.name) cannot hold a \(modelClass.name)"),
+                at: index)
+        }
+        if let earlier = addIndex[fragment.uuid] {
+            return record(
+                FragmentError(
+                    .duplicateAdd, "\(fragment.uuid.wireString) is already added by fragment \(earlier)"),
+                at: index)
+        }
+        guard staged.objects[fragment.uuid] == nil else {
+            return record(
+                FragmentError(.duplicateAdd, "an object \(fragment.uuid.wireString) already exists"), at: index)
+        }
+        staged.objects[fragment.uuid] = ScopeObject(uuid: fragment.uuid, modelClass: modelClass)
+        addIndex[fragment.uuid] = index
+        addOrder.append(fragment.uuid)
+    }
+
+    private mutating func applyProperties(of fragment: SyncFragment, at index: Int) throws(FragmentError) {
+        guard var object = staged.objects[fragment.uuid] else {
+            throw FragmentError(.unknownObject, "no object \(fragment.uuid.wireString) in the scope or the change set")
+        }
+        if fragment.type == .change, let added = addIndex[fragment.uuid], added > index {
+            throw FragmentError(
+                .unknownObject, "\(fragment.uuid.wireString) is added later in the change set (fragment \(added))")
+        }
+        guard object.clsName == fragment.clsName else {
+            throw FragmentError(
+                .classMismatch, "\(fragment.uuid.wireString) is a \(object.clsName), not a \(fragment.clsName)")
+        }
+        let modelClass = object.modelClass
+        var updates: [(index: Int, value: Value)] = []
+        updates.reserveCapacity(fragment.properties.count)
+        let objects = staged.objects
+        for member in fragment.properties {
+            guard let propertyIndex = modelClass.propertyIndex(named: member.key) else {
+                throw FragmentError(
+                    .unknownProperty, "\(modelClass.name) has no property '\(member.key)'", property: member.key)
+            }
+            let value = try modelClass.properties[propertyIndex].validate(member.value, limits: limits) {
+                objects[$0]?.modelClass
+            }
+            updates.append((propertyIndex, value))
+        }
+        // Schema order makes the normalised fragment independent of the client's key order.
+        updates.sort { $0.index < $1.index }
+        var properties = JSONObject()
+        properties.reserveCapacity(fragment.type == .add ? modelClass.properties.count : updates.count)
+        for update in updates {
+            let old = object.values[update.index]
+            object.values[update.index] = update.value
+            if modelClass.properties[update.index].type.referencedClassName != nil, old != update.value {
+                staged.objects[fragment.uuid] = object
+                relink(from: fragment.uuid, property: update.index, old: old, new: update.value)
+                object = staged.objects[fragment.uuid]!
+            }
+            if fragment.type == .change {
+                properties.appendUnchecked(key: modelClass.properties[update.index].name, value: update.value.jsonValue)
+            }
+        }
+        staged.objects[fragment.uuid] = object
+        if fragment.type == .add { properties = object.propertiesJSON }
+        normalised[index] = SyncFragment(
+            type: fragment.type, uuid: fragment.uuid, clsName: modelClass.name, properties: properties)
+    }
+
+    /// Moves the parent links of one reference property from the old targets to the new ones,
+    /// touching only targets whose multiplicity changed.
+    private mutating func relink(from parent: UUID, property: Int, old: Value, new: Value) {
+        var delta: [UUID: Int] = [:]
+        for uuid in old.referencedUUIDs { delta[uuid, default: 0] -= 1 }
+        for uuid in new.referencedUUIDs { delta[uuid, default: 0] += 1 }
+        let ref = ParentRef(parent: parent, propertyIndex: property)
+        // Walk the new value first so the order of changes, and so the order of candidates, is stable.
+        for uuid in new.referencedUUIDs + old.referencedUUIDs {
+            guard let change = delta.removeValue(forKey: uuid), change != 0 else { continue }
+            guard var target = staged.objects[uuid] else { continue }
+            if change > 0 {
+                target.parents.add(ref, count: change)
+            } else {
+                target.parents.remove(ref, count: -change)
+                lostReference.append(uuid)
+            }
+            staged.objects[uuid] = target
+        }
+    }
+
+    /// Takes unreachable objects out, and their links out of the objects that stay.
+    private mutating func remove(_ unreachable: [UUID]) {
+        let leaving = Set(unreachable)
+        for uuid in unreachable {
+            guard let object = staged.objects[uuid] else { continue }
+            for propertyIndex in object.modelClass.referenceIndexes {
+                let ref = ParentRef(parent: uuid, propertyIndex: propertyIndex)
+                for target in Set(object.values[propertyIndex].referencedUUIDs) where !leaving.contains(target) {
+                    staged.objects[target]?.parents.remove(ref, count: .max)
+                }
+            }
+        }
+        for uuid in unreachable { staged.objects[uuid] = nil }
+    }
+}

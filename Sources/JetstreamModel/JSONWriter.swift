@@ -1,0 +1,84 @@
+/// Writes compact JSON into a byte buffer; the encoder behind every response and event.
+///
+/// Output is deterministic: members in their stored order, numbers as their stored text, strings
+/// escaped minimally (`"`, `\`, control characters; everything else as UTF-8).
+///
+/// ```swift
+/// var writer = JSONWriter()
+/// writer.write(["version": 3])
+/// writer.bytes   // {"version":3}
+/// ```
+public struct JSONWriter: Sendable {
+    public var bytes: [UInt8]
+
+    public init(capacity: Int = 256) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    public mutating func write(_ value: JSONValue) {
+        switch value {
+        case .null: writeRaw("null")
+        case .bool(let flag): writeRaw(flag ? "true" : "false")
+        case .number(let number): writeRaw(number.text)
+        case .string(let string): write(string: string)
+        case .array(let elements):
+            bytes.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                write(element)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let object): write(object: object)
+        }
+    }
+
+    public mutating func write(object: JSONObject) {
+        bytes.append(UInt8(ascii: "{"))
+        var first = true
+        for member in object {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            write(string: member.key)
+            bytes.append(UInt8(ascii: ":"))
+            write(member.value)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// Appends bytes that are already JSON (e.g. a fragment encoded once and reused).
+    public mutating func writeRaw(_ json: some Sequence<UInt8>) { bytes.append(contentsOf: json) }
+
+    public mutating func writeRaw(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
+    public mutating func write(string: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""):
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(byte)
+            case UInt8(ascii: "\\"):
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(byte)
+            case 0x0A:
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(UInt8(ascii: "n"))
+            case 0x0D:
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(UInt8(ascii: "r"))
+            case 0x09:
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(UInt8(ascii: "t"))
+            case 0..<0x20:
+                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                    hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
+                ])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

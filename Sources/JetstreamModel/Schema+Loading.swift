@@ -1,0 +1,152 @@
+import Foundation
+import Yams
+
+extension Schema {
+    /// Loads a schema file: `.json` is read as JSON, anything else as YAML.
+    ///
+    /// ```swift
+    /// let schema = try Schema.load(from: URL(fileURLWithPath: "models.yaml"))
+    /// ```
+    public static func load(from url: URL) throws(SchemaError) -> Schema {
+        let file = url.path
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw SchemaError(file: file, message: "cannot read the file: \(error.localizedDescription)")
+        }
+        if url.pathExtension.lowercased() == "json" {
+            return try parse(json: [UInt8](data), file: file)
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw SchemaError(file: file, message: "the file is not UTF-8 text")
+        }
+        return try parse(yaml: text, file: file)
+    }
+
+    /// Parses a schema written in YAML. `file` only labels errors.
+    public static func parse(yaml: String, file: String? = nil) throws(SchemaError) -> Schema {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: yaml)
+        } catch {
+            throw SchemaError(file: file, message: "invalid YAML: \(error)")
+        }
+        guard let root else { throw SchemaError(file: file, message: "the file is empty") }
+        do {
+            return try parse(tree: try YAMLTree.json(from: root, path: "document"))
+        } catch {
+            throw error.inFile(file)
+        }
+    }
+
+    /// Parses a schema written in JSON (the same structure as the YAML form).
+    public static func parse(json: [UInt8], file: String? = nil) throws(SchemaError) -> Schema {
+        let tree: JSONValue
+        do {
+            tree = try JSONParser.parse(json)
+        } catch {
+            throw SchemaError(file: file, message: error.description)
+        }
+        do {
+            return try parse(tree: tree)
+        } catch {
+            throw error.inFile(file)
+        }
+    }
+
+    /// Parses a schema from its JSON tree (what `GET /v1/schema` serves, see ``jsonValue``).
+    public static func parse(tree: JSONValue) throws(SchemaError) -> Schema {
+        guard case .object(let document) = tree else {
+            throw SchemaError(message: "the document must be a mapping with 'models' and 'scopes'")
+        }
+        for key in document.keys where key != "models" && key != "scopes" {
+            throw SchemaError(message: "unknown top-level key '\(key)' (expected 'models' and 'scopes')")
+        }
+        guard case .object(let models)? = document["models"] else {
+            throw SchemaError(message: "'models' must be a mapping of class names to properties")
+        }
+        var classes: [ModelClass] = []
+        for member in models {
+            guard case .object(let properties) = member.value else {
+                throw SchemaError(
+                    className: member.key, message: "a class must be a mapping of property names to types")
+            }
+            var definitions: [PropertyDefinition] = []
+            for property in properties {
+                do {
+                    definitions.append(try SchemaPropertyParser.parse(name: property.key, spec: property.value))
+                } catch {
+                    throw SchemaError(className: member.key, property: property.key, message: error.message)
+                }
+            }
+            classes.append(ModelClass(name: member.key, properties: definitions))
+        }
+        var rules: [ScopeRule] = []
+        if let scopes = document["scopes"] {
+            guard case .object(let scopeMembers) = scopes else {
+                throw SchemaError(message: "'scopes' must be a mapping of scope name globs to { root: Class }")
+            }
+            for member in scopeMembers {
+                switch member.value {
+                case .string(let root):
+                    rules.append(ScopeRule(pattern: member.key, rootClassName: root))
+                case .object(let rule):
+                    guard case .string(let root)? = rule["root"], rule.count == 1 else {
+                        throw SchemaError(message: "scope \"\(member.key)\": expected { root: ClassName }")
+                    }
+                    rules.append(ScopeRule(pattern: member.key, rootClassName: root))
+                default:
+                    throw SchemaError(message: "scope \"\(member.key)\": expected { root: ClassName }")
+                }
+            }
+        }
+        return try Schema(classes: classes, scopes: rules)
+    }
+}
+
+/// Converts a composed YAML tree into the JSON tree the schema parser reads, keeping key order.
+enum YAMLTree {
+    static func json(from node: Node, path: String) throws(SchemaError) -> JSONValue {
+        switch node {
+        case .scalar(let scalar):
+            switch Tag.Name(rawValue: node.tag.rawValue) {
+            case .null: return .null
+            case .bool:
+                guard let flag = node.bool else { throw SchemaError(message: "\(path): invalid boolean") }
+                return .bool(flag)
+            case .int:
+                guard let number = JSONNumber(text: scalar.string.replacingOccurrences(of: "_", with: "")),
+                    number.isIntegerLiteral
+                else { throw SchemaError(message: "\(path): unsupported integer \(scalar.string)") }
+                return .number(number)
+            case .float:
+                guard let double = node.float, double.isFinite else {
+                    throw SchemaError(message: "\(path): unsupported number \(scalar.string)")
+                }
+                return .number(JSONNumber(double))
+            default:
+                return .string(scalar.string)
+            }
+        case .sequence(let sequence):
+            var elements: [JSONValue] = []
+            for (index, element) in sequence.enumerated() {
+                elements.append(try json(from: element, path: "\(path)[\(index)]"))
+            }
+            return .array(elements)
+        case .mapping(let mapping):
+            var object = JSONObject()
+            for (key, value) in mapping {
+                guard case .scalar(let keyScalar) = key else {
+                    throw SchemaError(message: "\(path): mapping keys must be plain strings")
+                }
+                let name = keyScalar.string
+                guard object[name] == nil else { throw SchemaError(message: "\(path): key '\(name)' appears twice") }
+                object.appendUnchecked(key: name, value: try json(from: value, path: name))
+            }
+            return .object(object)
+        case .alias:
+            throw SchemaError(message: "\(path): YAML aliases are not supported in a schema")
+        }
+    }
+}

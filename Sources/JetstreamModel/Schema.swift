@@ -1,0 +1,176 @@
+import Foundation
+
+/// The model schema: classes with typed properties, and scope rules naming each scope's root class.
+///
+/// Build one from a file (``load(from:)``), from text (``parse(yaml:file:)``, ``parse(json:file:)``)
+/// or in code; every way checks the whole schema and either succeeds or throws a ``SchemaError`` —
+/// it never loads half.
+///
+/// ```swift
+/// let schema = try Schema.parse(yaml: """
+///     models:
+///       Canvas: { name: String?, shapes: [Shape] }
+///       Shape: { x: Float, y: Float }
+///     scopes:
+///       "canvas-*": { root: Canvas }
+///     """)
+/// schema.rootClass(forScope: "canvas-1")?.name   // "Canvas"
+/// ```
+public struct Schema: Sendable, Hashable {
+    /// The classes in declaration order.
+    public let classes: [ModelClass]
+    /// Scope rules in declaration order; the first match wins.
+    public let scopes: [ScopeRule]
+    private let classByName: [String: ModelClass]
+    /// For each class, the classes reachable from it through references (itself included): what
+    /// a scope rooted there may hold.
+    private let reachableClassNames: [String: Set<String>]
+
+    /// Checks and builds a schema.
+    public init(classes: [ModelClass], scopes: [ScopeRule]) throws(SchemaError) {
+        var classByName: [String: ModelClass] = [:]
+        for modelClass in classes {
+            guard modelClass.name.isIdentifier else {
+                throw SchemaError(className: modelClass.name, message: "a class name must be an identifier")
+            }
+            guard classByName[modelClass.name] == nil else {
+                throw SchemaError(className: modelClass.name, message: "the class is declared twice")
+            }
+            classByName[modelClass.name] = modelClass
+        }
+        for modelClass in classes {
+            var seen: Set<String> = []
+            for property in modelClass.properties {
+                guard seen.insert(property.name).inserted else {
+                    throw SchemaError(
+                        className: modelClass.name, property: property.name, message: "the property is declared twice")
+                }
+                do {
+                    try Schema.check(property, classNames: classByName)
+                } catch {
+                    throw SchemaError(className: modelClass.name, property: property.name, message: error.message)
+                }
+            }
+        }
+        for rule in scopes {
+            guard !rule.pattern.isEmpty else { throw SchemaError(message: "a scope pattern is empty") }
+            guard classByName[rule.rootClassName] != nil else {
+                throw SchemaError(message: "scope \"\(rule.pattern)\": no class \(rule.rootClassName) for its root")
+            }
+        }
+        self.classes = classes
+        self.scopes = scopes
+        self.classByName = classByName
+        var reachable: [String: Set<String>] = [:]
+        for modelClass in classes {
+            var found: Set<String> = [modelClass.name]
+            var pending = [modelClass]
+            while let next = pending.popLast() {
+                for property in next.properties {
+                    if let target = property.type.referencedClassName, found.insert(target).inserted {
+                        pending.append(classByName[target]!)
+                    }
+                }
+            }
+            reachable[modelClass.name] = found
+        }
+        self.reachableClassNames = reachable
+    }
+
+    public func modelClass(named name: String) -> ModelClass? { classByName[name] }
+
+    /// The root class of the first scope rule whose glob matches `scopeName`, or nil when no rule
+    /// does (the scope may not exist).
+    public func rootClass(forScope scopeName: String) -> ModelClass? {
+        scopes.first { $0.matches(scopeName) }.flatMap { classByName[$0.rootClassName] }
+    }
+
+    /// Whether a scope with this root class may hold objects of `className`: the class must be
+    /// reachable from the root class through reference properties.
+    public func allows(className: String, inScopeRootedAt root: ModelClass) -> Bool {
+        reachableClassNames[root.name]?.contains(className) ?? false
+    }
+
+    public static func == (lhs: Schema, rhs: Schema) -> Bool {
+        lhs.classes == rhs.classes && lhs.scopes == rhs.scopes
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(classes)
+        hasher.combine(scopes)
+    }
+
+    private struct PropertyProblem: Error {
+        let message: String
+    }
+
+    private static func check(
+        _ property: PropertyDefinition, classNames: [String: ModelClass]
+    ) throws(PropertyProblem) {
+        guard property.name.isIdentifier else {
+            throw PropertyProblem(message: "a property name must be an identifier")
+        }
+        let type = property.type
+        let element: PropertyType
+        if case .collection(let inner) = type {
+            guard !inner.isCollection else { throw PropertyProblem(message: "collections cannot be nested") }
+            guard !property.isNullable else {
+                throw PropertyProblem(message: "a collection cannot be nullable (it is [] when empty)")
+            }
+            element = inner
+        } else {
+            element = type
+        }
+        if let target = type.referencedClassName, classNames[target] == nil {
+            throw PropertyProblem(message: "type \(type.name) names no class of the schema")
+        }
+        if case .enumeration(let values) = element {
+            guard values.count > 0 else { throw PropertyProblem(message: "an enum needs at least one value") }
+            let unique: Int
+            switch values {
+            case .strings(let strings): unique = Set(strings).count
+            case .integers(let integers): unique = Set(integers).count
+            }
+            guard unique == values.count else { throw PropertyProblem(message: "an enum lists a value twice") }
+        }
+        try checkConstraints(property.constraints, type: type, element: element)
+        let stored: Value
+        do {
+            stored = try property.validate(property.defaultValue.jsonValue, limits: .unlimited) { _ in nil }
+        } catch {
+            throw PropertyProblem(
+                message: "default \(property.defaultValue.jsonValue.encodedString()): \(error.message)")
+        }
+        guard stored == property.defaultValue else {
+            throw PropertyProblem(message: "default \(property.defaultValue) is not stored as a \(type.name)")
+        }
+    }
+
+    private static func checkConstraints(
+        _ constraints: PropertyConstraints, type: PropertyType, element: PropertyType
+    ) throws(PropertyProblem) {
+        if constraints.min != nil || constraints.max != nil {
+            guard element.isNumeric else {
+                throw PropertyProblem(message: "min/max apply to numbers, not \(type.name)")
+            }
+        }
+        if let min = constraints.min, let max = constraints.max, min > max {
+            throw PropertyProblem(message: "min \(min) is above max \(max)")
+        }
+        if constraints.maxLength != nil || constraints.pattern != nil {
+            guard element == .string else {
+                throw PropertyProblem(message: "maxLength/pattern apply to strings, not \(type.name)")
+            }
+        }
+        if let maxLength = constraints.maxLength, maxLength < 0 {
+            throw PropertyProblem(message: "maxLength must not be negative")
+        }
+        if let pattern = constraints.pattern, constraints.compiledPattern == nil {
+            throw PropertyProblem(message: "pattern \(pattern) is not a valid regular expression")
+        }
+        if let maxCount = constraints.maxCount {
+            guard type.isCollection else { throw PropertyProblem(message: "maxCount applies to collections") }
+            guard maxCount >= 0 else { throw PropertyProblem(message: "maxCount must not be negative") }
+        }
+    }
+}

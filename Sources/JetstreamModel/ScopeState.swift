@@ -1,0 +1,85 @@
+import Foundation
+import HashTreeCollections
+
+/// The state of one scope at one version: its objects by UUID, their parent relationships, the root.
+///
+/// A value type over persistent hash tries: copying is O(1), and a writer that builds the next
+/// version copies only the paths it touches, so readers keep an immutable snapshot for free.
+///
+/// ```swift
+/// var state = ScopeState(rootClass: Schema.demo.modelClass(named: "Canvas")!)
+/// let outcome = state.applying(changeSet, schema: .demo)
+/// if case .accepted(let applied) = outcome { state = applied.state }
+/// ```
+public struct ScopeState: Sendable, Hashable {
+    /// Starts at 0 for a new scope; each accepted change set adds 1.
+    public internal(set) var version: Int
+    public let rootUUID: UUID
+    var objects: TreeDictionary<UUID, ScopeObject>
+
+    /// A new scope holding only a root with default values.
+    public init(rootUUID: UUID = UUID(), rootClass: ModelClass, version: Int = 0) {
+        self.version = version
+        self.rootUUID = rootUUID
+        self.objects = [rootUUID: ScopeObject(uuid: rootUUID, modelClass: rootClass)]
+    }
+
+    /// The number of objects, the root included.
+    public var count: Int { objects.count }
+
+    public var root: ScopeObject { objects[rootUUID]! }
+
+    public var rootClass: ModelClass { root.modelClass }
+
+    public func object(_ uuid: UUID) -> ScopeObject? { objects[uuid] }
+
+    public func contains(_ uuid: UUID) -> Bool { objects[uuid] != nil }
+
+    /// Every object that refers to `uuid`, with the property, sorted by parent UUID then key; a
+    /// parent that lists the object twice in one collection appears once.
+    public func parents(of uuid: UUID) -> [ParentReference] {
+        guard let object = objects[uuid] else { return [] }
+        return object.parents.entries.compactMap { entry -> ParentReference? in
+            guard let parent = objects[entry.ref.parent] else { return nil }
+            return ParentReference(uuid: parent.uuid, key: parent.modelClass.properties[entry.ref.propertyIndex].name)
+        }
+        .sorted { ($0.uuid.wireString, $0.key) < ($1.uuid.wireString, $1.key) }
+    }
+
+    /// All objects in no particular order.
+    public var allObjects: some Sequence<ScopeObject> { objects.values }
+
+    /// `{"uuid","clsName","properties","parents":[{"uuid","key"}]}` for one object, or nil.
+    public func objectJSON(_ uuid: UUID) -> JSONValue? {
+        guard let object = objects[uuid] else { return nil }
+        let parents: [JSONValue] = parents(of: uuid).map {
+            ["uuid": .string($0.uuid.wireString), "key": .string($0.key)]
+        }
+        return [
+            "uuid": .string(uuid.wireString), "clsName": .string(object.clsName),
+            "properties": .object(object.propertiesJSON), "parents": .array(parents),
+        ]
+    }
+
+    /// Applies a change set all or nothing; `self` is never modified.
+    ///
+    /// Either `.accepted` with the next state (version + 1), the normalised fragments and the
+    /// removed UUIDs, or `.rejected` with one reply per fragment.
+    public func applying(_ changeSet: ChangeSet, schema: Schema, limits: Limits = Limits()) -> ChangeSetOutcome {
+        var applier = ChangeSetApplier(state: self, schema: schema, limits: limits)
+        return applier.run(changeSet)
+    }
+
+    /// Applies fragments; see ``applying(_:schema:limits:)``.
+    public func applying(_ fragments: [SyncFragment], schema: Schema, limits: Limits = Limits()) -> ChangeSetOutcome {
+        applying(ChangeSet(fragments: fragments), schema: schema, limits: limits)
+    }
+
+    /// Applies a change set and, when it is accepted, replaces `self` with the new state.
+    @discardableResult
+    public mutating func apply(_ changeSet: ChangeSet, schema: Schema, limits: Limits = Limits()) -> ChangeSetOutcome {
+        let outcome = applying(changeSet, schema: schema, limits: limits)
+        if case .accepted(let applied) = outcome { self = applied.state }
+        return outcome
+    }
+}

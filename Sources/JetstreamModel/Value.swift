@@ -1,0 +1,99 @@
+import Foundation
+
+/// A validated property value, stored in a ``ScopeObject``.
+///
+/// Which case a property holds follows from its ``PropertyType``: signed integers are `.int`,
+/// unsigned integers and Color are `.uint`, Float is `.float`, Double and Date are `.double`
+/// (Date in seconds since 1970), strings and string enums are `.string`, integer enums are `.int`.
+///
+/// ```swift
+/// let x: Value = .float(10)
+/// x.jsonValue.encodedString()   // "10.0"
+/// ```
+public enum Value: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case uint(UInt64)
+    case float(Float)
+    case double(Double)
+    case string(String)
+    case reference(UUID)
+    case references([UUID])
+    case list([Value])
+
+    /// The value as it travels in a fragment: lowercase UUID strings, numbers in their shortest form.
+    public var jsonValue: JSONValue {
+        switch self {
+        case .null: .null
+        case .bool(let flag): .bool(flag)
+        case .int(let integer): .number(JSONNumber(integer))
+        case .uint(let integer): .number(JSONNumber(integer))
+        case .float(let float): .number(JSONNumber(float))
+        case .double(let double): .number(JSONNumber(double))
+        case .string(let string): .string(string)
+        case .reference(let uuid): .string(uuid.wireString)
+        case .references(let uuids): .array(uuids.map { .string($0.wireString) })
+        case .list(let values): .array(values.map(\.jsonValue))
+        }
+    }
+
+    /// The UUIDs this value refers to, in order, duplicates included.
+    public var referencedUUIDs: [UUID] {
+        switch self {
+        case .reference(let uuid): [uuid]
+        case .references(let uuids): uuids
+        default: []
+        }
+    }
+
+    /// The zero value of a type: `""`, `0`, `false`, `[]`, an enum's first value; `null` for a
+    /// reference.
+    public static func zero(of type: PropertyType) -> Value {
+        switch type {
+        case .string: .string("")
+        case .bool: .bool(false)
+        case .int8, .int16, .int32, .int64, .int: .int(0)
+        case .uint8, .uint16, .uint32, .uint64, .uint, .color: .uint(0)
+        case .float: .float(0)
+        case .double, .date: .double(0)
+        case .enumeration(let values): values.firstValue ?? .null
+        case .reference: .null
+        case .collection(.reference): .references([])
+        case .collection: .list([])
+        }
+    }
+
+    public var boolValue: Bool? {
+        if case .bool(let flag) = self { return flag }
+        return nil
+    }
+
+    public var stringValue: String? {
+        if case .string(let string) = self { return string }
+        return nil
+    }
+
+    public var int64Value: Int64? {
+        switch self {
+        case .int(let integer): integer
+        case .uint(let integer): Int64(exactly: integer)
+        default: nil
+        }
+    }
+
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let integer): Double(integer)
+        case .uint(let integer): Double(integer)
+        case .float(let float): Double(float)
+        case .double(let double): double
+        default: nil
+        }
+    }
+
+    public var referenceValue: UUID? {
+        if case .reference(let uuid) = self { return uuid }
+        return nil
+    }
+}

@@ -1,0 +1,73 @@
+import CLinuxIO
+import Glibc
+
+extension Connection {
+    private static let maxIOVectors = 64
+
+    /// Writes queued slices with `writev` until done or the kernel refuses more.
+    func flush() {
+        isQueuedForFlush = false
+        guard !isClosed else { return }
+        let wasBlocked = isWriteBlocked
+        var vectors = [iovec](repeating: iovec(), count: Self.maxIOVectors)
+        while pendingHead < pending.count {
+            var vectorCount = 0
+            var position = pendingHead
+            while position < pending.count, vectorCount < Self.maxIOVectors {
+                let slice = pending[position]
+                vectors[vectorCount] = iovec(
+                    iov_base: UnsafeMutableRawPointer(mutating: slice.startAddress), iov_len: slice.count)
+                vectorCount += 1
+                position += 1
+            }
+            let written = writev(fileDescriptor, vectors, Int32(vectorCount))
+            if written < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                if code == EAGAIN || code == EWOULDBLOCK {
+                    isWriteBlocked = true
+                    return
+                }
+                close()
+                return
+            }
+            consume(written)
+        }
+        pending.removeAll(keepingCapacity: pending.capacity <= 64)
+        pendingHead = 0
+        isWriteBlocked = false
+        didDrainAfterLimit()
+        if lingerState == .closeAfterFlush {
+            beginLinger()
+        } else if wasBlocked {
+            handler?.connectionDidDrain(self)
+        }
+    }
+
+    private func consume(_ written: Int) {
+        var remaining = written
+        pendingBytes -= written
+        while remaining > 0 {
+            let first = pending[pendingHead].count
+            if remaining >= first {
+                remaining -= first
+                pendingHead += 1
+            } else {
+                pending[pendingHead].removeFirst(remaining)
+                remaining = 0
+            }
+        }
+        if pendingHead > 32, pendingHead * 2 > pending.count {
+            pending.removeFirst(pendingHead)
+            pendingHead = 0
+        }
+    }
+}
+
+extension Connection {
+    /// Writes what is queued now instead of at the end of the loop iteration.
+    public func flushNow() {
+        guard !isClosed, pendingBytes > 0, !isWriteBlocked else { return }
+        flush()
+    }
+}

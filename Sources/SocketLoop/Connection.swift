@@ -1,0 +1,128 @@
+import CLinuxIO
+import Glibc
+
+/// One accepted socket, confined to its ``EventLoop`` thread: call its methods only there (hop
+/// with ``EventLoop/execute(_:)`` from elsewhere).
+///
+/// Writes are queued and flushed at the end of the loop iteration with one `writev`, so several
+/// responses or events written in one iteration leave in one system call; only what the kernel
+/// refuses stays queued, and ``pendingBytes`` above the loop's cap triggers
+/// ``ConnectionHandler/connectionExceededPendingLimit(_:)``.
+public final class Connection: @unchecked Sendable {
+    /// The loop that owns this connection.
+    public let loop: EventLoop
+    /// The socket descriptor (valid until closed).
+    public let fileDescriptor: Int32
+    /// The handler receiving this connection's events.
+    public private(set) var handler: (any ConnectionHandler)?
+    /// When the loop should call ``ConnectionHandler/connection(_:deadlinePassed:)``; nil for none.
+    public var deadline: LoopInstant?
+    /// Whether the connection is closed.
+    public private(set) var isClosed = false
+    /// Bytes queued but not yet accepted by the kernel.
+    public internal(set) var pendingBytes = 0
+    /// Whether the kernel refused bytes and the connection waits for it to accept more.
+    public internal(set) var isWriteBlocked = false
+
+    var pending: [ByteSlice] = []
+    var pendingHead = 0
+    var isQueuedForFlush = false
+    var isReadingPaused = false
+    var hasUnreadInput = false
+    private var isOverLimitNotified = false
+    var lingerState = LingerState.open
+
+    enum LingerState {
+        case open
+        /// Close once everything queued is written.
+        case closeAfterFlush
+        /// Output shut down; discard input until EOF or the deadline, so the peer reads our
+        /// final response instead of a reset.
+        case lingering
+    }
+
+    init(loop: EventLoop, fileDescriptor: Int32) {
+        self.loop = loop
+        self.fileDescriptor = fileDescriptor
+    }
+
+    func attach(_ handler: any ConnectionHandler) {
+        self.handler = handler
+    }
+
+    /// Hands this connection to `newHandler` (for example after a protocol upgrade) and delivers
+    /// `bytes` already read but not consumed by the old handler.
+    public func replaceHandler(with newHandler: any ConnectionHandler, replaying bytes: [UInt8] = []) {
+        handler = newHandler
+        newHandler.connectionDidOpen(self)
+        if !bytes.isEmpty, !isClosed {
+            bytes.withUnsafeBytes { newHandler.connection(self, didReceive: $0) }
+        }
+    }
+
+    /// Queues bytes (copied once into a shared buffer).
+    public func write(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        write(ByteSlice(SharedBytes(bytes)))
+    }
+
+    /// Queues a slice of a shared buffer without copying it.
+    public func write(_ slice: ByteSlice) {
+        guard !isClosed, lingerState == .open, slice.count > 0 else { return }
+        pending.append(slice)
+        pendingBytes += slice.count
+        if !isQueuedForFlush {
+            isQueuedForFlush = true
+            loop.flushQueue.append(self)
+        }
+        if pendingBytes > loop.maxPendingBytes, !isOverLimitNotified {
+            isOverLimitNotified = true
+            handler?.connectionExceededPendingLimit(self)
+        }
+    }
+
+    /// Stops reading from the socket (input back-pressure) until ``resumeReading()``.
+    public func pauseReading() {
+        isReadingPaused = true
+    }
+
+    /// Resumes reading, including bytes that arrived while paused.
+    public func resumeReading() {
+        guard isReadingPaused else { return }
+        isReadingPaused = false
+        if hasUnreadInput {
+            hasUnreadInput = false
+            loop.readAvailable(self)
+        }
+    }
+
+    /// Writes what is queued, then shuts down output and closes after a short linger.
+    public func closeAfterFlush() {
+        guard !isClosed, lingerState == .open else { return }
+        lingerState = .closeAfterFlush
+        if pendingBytes == 0 { beginLinger() }
+    }
+
+    /// Closes the socket at once, dropping anything unsent.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        loop.unregister(self)
+        CLinuxIO.close(fileDescriptor)
+        pending.removeAll()
+        pendingBytes = 0
+        let handler = self.handler
+        self.handler = nil
+        handler?.connectionDidClose(self)
+    }
+
+    func beginLinger() {
+        lingerState = .lingering
+        shutdown(fileDescriptor, Int32(SHUT_WR))
+        deadline = loop.now.advanced(by: loop.lingerTimeout)
+    }
+
+    func didDrainAfterLimit() {
+        isOverLimitNotified = pendingBytes > loop.maxPendingBytes
+    }
+}

@@ -1,0 +1,143 @@
+import CLinuxIO
+import Glibc
+import Logging
+import Synchronization
+
+/// One epoll loop on its own thread. It owns its listeners and connections outright; other
+/// threads reach it only through ``execute(_:)`` (a locked inbox plus an `eventfd` wake-up).
+///
+/// ```swift
+/// loop.execute { /* runs on the loop thread */ }
+/// ```
+public final class EventLoop: @unchecked Sendable {
+    /// The loop's position in its server (0-based); stable for the server's lifetime.
+    public let index: Int
+    /// Unsent bytes per connection above which the handler's policy hook runs.
+    public let maxPendingBytes: Int
+    /// How long a closing connection waits for the peer after our last response.
+    public let lingerTimeout: Duration
+    let logger: Logger
+    let epollDescriptor: Int32
+    let wakeDescriptor: Int32
+    let makeHandler: @Sendable (Connection) -> any ConnectionHandler
+    let connectionCount = Atomic<Int>(0)
+
+    private let inbox = Mutex<[@Sendable () -> Void]>([])
+    private let threadIdentity = Atomic<UInt>(0)
+    private let stopRequested = Atomic<Bool>(false)
+
+    // Loop-thread state.
+    var connections: [Connection?] = []
+    var listeners: [ListenerRegistration] = []
+    var flushQueue: [Connection] = []
+    /// The time of the current wake-up (coarse clock for deadlines).
+    public internal(set) var now = LoopInstant.now()
+    var nextTick = LoopInstant.now()
+    var spareDescriptor: Int32 = -1
+    let readBuffer: UnsafeMutableRawBufferPointer
+    var tickHandlers: [(LoopInstant) -> Void] = []
+
+    struct ListenerRegistration {
+        var descriptor: Int32
+        /// Shared by all loops (a Unix socket): only unregistered here, closed by the server.
+        var isShared: Bool
+        var isRegistered: Bool
+    }
+
+    static let tickInterval = Duration.seconds(1)
+    static let wakeTag: UInt64 = 1 << 40
+    static let listenerTag: UInt64 = 1 << 41
+
+    init(
+        index: Int, maxPendingBytes: Int, lingerTimeout: Duration, logger: Logger,
+        makeHandler: @escaping @Sendable (Connection) -> any ConnectionHandler
+    ) throws {
+        self.index = index
+        self.maxPendingBytes = maxPendingBytes
+        self.lingerTimeout = lingerTimeout
+        self.logger = logger
+        self.makeHandler = makeHandler
+        epollDescriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epollDescriptor >= 0 else { throw SocketError.lastError("epoll_create1") }
+        wakeDescriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard wakeDescriptor >= 0 else {
+            let error = SocketError.lastError("eventfd")
+            CLinuxIO.close(epollDescriptor)
+            throw error
+        }
+        readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.u64 = Self.wakeTag
+        guard epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, wakeDescriptor, &event) == 0 else {
+            throw SocketError.lastError("epoll_ctl add eventfd")
+        }
+        spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    }
+
+    deinit {
+        readBuffer.deallocate()
+        CLinuxIO.close(epollDescriptor)
+        CLinuxIO.close(wakeDescriptor)
+        if spareDescriptor >= 0 { CLinuxIO.close(spareDescriptor) }
+    }
+
+    /// The number of open connections on this loop.
+    public var openConnections: Int { connectionCount.load(ordering: .relaxed) }
+
+    /// Whether the caller runs on this loop's thread.
+    public var inEventLoop: Bool {
+        threadIdentity.load(ordering: .acquiring) == UInt(bitPattern: Int(bitPattern: pthread_self()))
+    }
+
+    /// Runs `work` on the loop thread, after the work queued before it. Safe from any thread.
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        let wasEmpty = inbox.withLock { queue in
+            queue.append(work)
+            return queue.count == 1
+        }
+        if wasEmpty { wake() }
+    }
+
+    /// Runs `work` now when called on the loop thread, otherwise queues it with ``execute(_:)``.
+    public func executeOrRunNow(_ work: @escaping @Sendable () -> Void) {
+        if inEventLoop { work() } else { execute(work) }
+    }
+
+    /// Adds work run on every coarse tick (about once a second), on the loop thread.
+    public func onTick(_ handler: @escaping (LoopInstant) -> Void) {
+        tickHandlers.append(handler)
+    }
+
+    /// Every open connection of this loop (call on the loop thread).
+    public var allConnections: [Connection] { connections.compactMap { $0 } }
+
+    func wake() {
+        eventfd_write(wakeDescriptor, 1)
+    }
+
+    func requestStop() {
+        stopRequested.store(true, ordering: .releasing)
+        wake()
+    }
+
+    var isStopRequested: Bool { stopRequested.load(ordering: .acquiring) }
+
+    func markCurrentThread() {
+        threadIdentity.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .releasing)
+    }
+
+    func drainInbox() {
+        var value: eventfd_t = 0
+        _ = eventfd_read(wakeDescriptor, &value)
+        while true {
+            let work = inbox.withLock { queue in
+                let taken = queue
+                queue.removeAll(keepingCapacity: true)
+                return taken
+            }
+            if work.isEmpty { return }
+            for item in work { item() }
+        }
+    }
+}

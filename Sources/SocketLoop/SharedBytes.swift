@@ -1,0 +1,52 @@
+/// An immutable byte buffer at a fixed address, shared by reference: an encoded event is written
+/// to many connections without a copy per connection, and `writev` can point straight at it.
+///
+/// ```swift
+/// let event = SharedBytes(Array("data: hi\n\n".utf8))
+/// connection.write(ByteSlice(event))
+/// ```
+public final class SharedBytes: @unchecked Sendable {
+    // Safe to share: written only in `init`, then read-only until `deinit`.
+    private let base: UnsafeMutableRawPointer
+    /// The number of bytes.
+    public let count: Int
+
+    /// Copies `bytes` into a new buffer.
+    public convenience init(_ bytes: [UInt8]) {
+        self.init(parts: [bytes])
+    }
+
+    /// Copies the concatenation of `parts` into a new buffer (for example a head and a body).
+    public init(parts: [[UInt8]]) {
+        count = parts.reduce(0) { $0 + $1.count }
+        base = .allocate(byteCount: max(count, 1), alignment: 1)
+        var offset = 0
+        for part in parts {
+            part.withUnsafeBytes { source in
+                if let address = source.baseAddress {
+                    (base + offset).copyMemory(from: address, byteCount: source.count)
+                }
+            }
+            offset += part.count
+        }
+    }
+
+    /// Fills a new buffer of `count` bytes with `initializer`.
+    public init(count: Int, initializer: (UnsafeMutableRawBufferPointer) -> Void) {
+        self.count = count
+        base = .allocate(byteCount: max(count, 1), alignment: 1)
+        initializer(UnsafeMutableRawBufferPointer(start: base, count: count))
+    }
+
+    deinit { base.deallocate() }
+
+    /// Read access to the bytes.
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try body(UnsafeRawBufferPointer(start: base, count: count))
+    }
+
+    /// The bytes as an array (a copy).
+    public var array: [UInt8] { withUnsafeBytes { Array($0) } }
+
+    var address: UnsafeRawPointer { UnsafeRawPointer(base) }
+}

@@ -1,0 +1,154 @@
+import CLinuxIO
+import Glibc
+import Logging
+import Synchronization
+
+/// A group of ``EventLoop`` threads accepting on the configured addresses: each loop has its own
+/// `SO_REUSEPORT` listener per TCP address (the kernel spreads connections); a Unix socket is
+/// shared by all loops. It knows nothing of HTTP: each accepted socket gets a handler from
+/// `makeHandler`, called on the connection's loop.
+///
+/// ```swift
+/// let server = SocketServer(configuration: configuration, logger: logger) { connection in Echo() }
+/// let ports = try server.start()
+/// // …
+/// server.stop()
+/// ```
+public final class SocketServer: Sendable {
+    public let configuration: SocketServerConfiguration
+    let logger: Logger
+    let makeHandler: @Sendable (Connection) -> any ConnectionHandler
+    private let state = Mutex(State())
+
+    private struct State {
+        var loops: [EventLoop] = []
+        var threads: [pthread_t] = []
+        var sharedListeners: [Int32] = []
+        var unixPaths: [String] = []
+        var boundPorts: [Int] = []
+        var isStopped = false
+    }
+
+    public init(
+        configuration: SocketServerConfiguration, logger: Logger,
+        makeHandler: @escaping @Sendable (Connection) -> any ConnectionHandler
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        self.makeHandler = makeHandler
+    }
+
+    /// The loops (empty before ``start()``).
+    public var loops: [EventLoop] { state.withLock { $0.loops } }
+
+    /// The TCP ports bound, one per TCP address in order (port 0 resolved).
+    public var boundPorts: [Int] { state.withLock { $0.boundPorts } }
+
+    /// Open connections over all loops.
+    public var openConnections: Int { loops.reduce(0) { $0 + $1.openConnections } }
+
+    /// Binds every address, starts the loop threads and begins accepting. Returns the TCP ports.
+    @discardableResult
+    public func start() throws -> [Int] {
+        signal(SIGPIPE, SIG_IGN)
+        let count = max(configuration.loopCount, 1)
+        var loops: [EventLoop] = []
+        for index in 0..<count {
+            loops.append(
+                try EventLoop(
+                    index: index, maxPendingBytes: configuration.maxPendingBytes,
+                    lingerTimeout: configuration.lingerTimeout,
+                    logger: logger, makeHandler: makeHandler))
+        }
+        var perLoop = [[(Int32, Bool)]](repeating: [], count: count)
+        var ports: [Int] = []
+        var shared: [Int32] = []
+        var unixPaths: [String] = []
+        do {
+            for address in configuration.addresses {
+                switch address {
+                case .tcp(let host, let port):
+                    var resolvedPort = port
+                    for index in 0..<count {
+                        let (descriptor, bound) = try ListenerSocket.makeTCP(host: host, port: resolvedPort)
+                        resolvedPort = bound
+                        perLoop[index].append((descriptor, false))
+                    }
+                    ports.append(resolvedPort)
+                case .unix(let path):
+                    let descriptor = try ListenerSocket.makeUnix(path: path)
+                    shared.append(descriptor)
+                    unixPaths.append(path)
+                    for index in 0..<count { perLoop[index].append((descriptor, true)) }
+                }
+            }
+        } catch {
+            for descriptors in perLoop {
+                for (descriptor, isShared) in descriptors where !isShared { close(descriptor) }
+            }
+            for descriptor in shared { close(descriptor) }
+            throw error
+        }
+        for (index, loop) in loops.enumerated() {
+            for (descriptor, isShared) in perLoop[index] { loop.addListener(descriptor, isShared: isShared) }
+        }
+        var threads: [pthread_t] = []
+        for loop in loops {
+            threads.append(try LoopThread.spawn(loop))
+        }
+        state.withLock {
+            $0.loops = loops
+            $0.threads = threads
+            $0.sharedListeners = shared
+            $0.unixPaths = unixPaths
+            $0.boundPorts = ports
+        }
+        return ports
+    }
+
+    /// Stops accepting new connections; open ones continue. Returns once every loop has stopped.
+    public func stopAccepting() {
+        let loops = self.loops
+        let done = Atomic<Int>(0)
+        let semaphore = LoopSemaphore()
+        for loop in loops {
+            loop.execute {
+                loop.removeListeners()
+                if done.add(1, ordering: .acquiringAndReleasing).newValue == loops.count { semaphore.signal() }
+            }
+        }
+        if !loops.isEmpty { semaphore.wait() }
+        let (shared, paths) = state.withLock { state in
+            defer {
+                state.sharedListeners = []
+                state.unixPaths = []
+            }
+            return (state.sharedListeners, state.unixPaths)
+        }
+        for descriptor in shared { close(descriptor) }
+        for path in paths { unlink(path) }
+    }
+
+    /// Runs `body` on every loop thread with each loop's open connections.
+    public func forEachConnection(_ body: @escaping @Sendable (Connection) -> Void) {
+        for loop in loops {
+            loop.execute { for connection in loop.allConnections { body(connection) } }
+        }
+    }
+
+    /// Closes every connection, stops the loop threads and waits for them to exit.
+    public func stop() {
+        let (loops, threads) = state.withLock { state in
+            defer {
+                state.isStopped = true
+                state.threads = []
+            }
+            return (state.loops, state.threads)
+        }
+        if !loops.isEmpty, !state.withLock({ $0.sharedListeners.isEmpty && $0.unixPaths.isEmpty }) {
+            stopAccepting()
+        }
+        for loop in loops { loop.requestStop() }
+        for thread in threads { pthread_join(thread, nil) }
+    }
+}

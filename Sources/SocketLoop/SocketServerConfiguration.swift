@@ -1,0 +1,34 @@
+import CLinuxIO
+import Glibc
+
+/// How a ``SocketServer`` listens and bounds its connections.
+///
+/// ```swift
+/// var configuration = SocketServerConfiguration(addresses: [.tcp(host: "127.0.0.1", port: 0)])
+/// configuration.loopCount = 2
+/// ```
+public struct SocketServerConfiguration: Sendable {
+    /// Where to accept connections.
+    public var addresses: [ListenAddress]
+    /// Loop threads; default one per core.
+    public var loopCount: Int
+    /// Unsent bytes per connection before the handler's policy hook runs; default 1 MiB.
+    public var maxPendingBytes: Int
+    /// How long a closing connection drains the peer's input after our last response; default 2 s.
+    public var lingerTimeout: Duration
+
+    public init(
+        addresses: [ListenAddress], loopCount: Int = SocketServerConfiguration.coreCount,
+        maxPendingBytes: Int = 1 << 20, lingerTimeout: Duration = .seconds(2)
+    ) {
+        self.addresses = addresses
+        self.loopCount = loopCount
+        self.maxPendingBytes = maxPendingBytes
+        self.lingerTimeout = lingerTimeout
+    }
+
+    /// The number of online cores (at least 1).
+    public static var coreCount: Int {
+        max(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 1)
+    }
+}

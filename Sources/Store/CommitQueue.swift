@@ -1,0 +1,64 @@
+import Dispatch
+import Synchronization
+
+/// The queue between writers (any thread) and the commit thread: writers enqueue and signal, the commit
+/// thread takes everything pending as one batch. A counting semaphore carries the wake-ups, so none is
+/// lost between a check of the queue and the wait.
+final class CommitQueue: Sendable {
+    private struct State {
+        var pending: [WriteOperation] = []
+        var paused = false
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    private let wakeup = DispatchSemaphore(value: 0)
+
+    /// Queues `operation`; `false` when the queue is closed (the caller fails the operation).
+    func enqueue(_ operation: WriteOperation) -> Bool {
+        let accepted = state.withLock { state in
+            guard !state.closed else { return false }
+            state.pending.append(operation)
+            return true
+        }
+        if accepted { wakeup.signal() }
+        return accepted
+    }
+
+    /// Blocks until operations are pending and commits are not paused, then returns up to `limit` of them
+    /// in submission order; `nil` once the queue is closed and drained.
+    func takeBatch(limit: Int) -> [WriteOperation]? {
+        while true {
+            let batch: [WriteOperation]?? = state.withLock { state in
+                if !state.paused, !state.pending.isEmpty {
+                    let count = min(limit, state.pending.count)
+                    let batch = Array(state.pending.prefix(count))
+                    state.pending.removeFirst(count)
+                    return .some(batch)
+                }
+                if state.closed, state.pending.isEmpty { return .some(nil) }
+                return nil
+            }
+            if let batch { return batch }
+            wakeup.wait()
+        }
+    }
+
+    var pendingCount: Int { state.withLock { $0.pending.count } }
+
+    var isEmpty: Bool { pendingCount == 0 }
+
+    func setPaused(_ paused: Bool) {
+        state.withLock { $0.paused = paused }
+        wakeup.signal()
+    }
+
+    /// Refuses new operations; those already queued are still committed (even if commits were paused).
+    func close() {
+        state.withLock {
+            $0.closed = true
+            $0.paused = false
+        }
+        wakeup.signal()
+    }
+}

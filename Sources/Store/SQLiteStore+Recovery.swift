@@ -1,0 +1,74 @@
+/// Recovery after a restart: SQLite has already replayed its WAL when the store opened; what remains is
+/// to hand the gateway each live scope's latest snapshot and the log after it, checking the log is whole.
+extension SQLiteStore {
+    public func recover(_ body: (RecoveredScope) throws -> Void) throws {
+        var after = ""
+        while true {
+            // A few scopes per read transaction: the reader does not pin the WAL for long, and at most a few
+            // scopes' tails are in memory at once.
+            let page = try read { connection throws(StoreError) -> [RecoveredScope] in
+                let statement = try connection.statement(
+                    Self.scopeInfoSelect + " WHERE s.deleted = 0 AND s.name > ?1 ORDER BY s.name LIMIT 4")
+                try statement.bind(after)
+                var scopes: [(ScopeInfo, Int64)] = []
+                while try statement.step() { scopes.append((Self.scopeInfo(statement), statement.int64(5))) }
+                statement.reset()
+                var recovered: [RecoveredScope] = []
+                for (info, scopeID) in scopes {
+                    recovered.append(try recoverScope(connection, info: info, scopeID: scopeID))
+                }
+                return recovered
+            }
+            for scope in page { try body(scope) }
+            guard let last = page.last else { return }
+            after = last.info.name
+        }
+    }
+
+    public func recoverScope(named name: String) throws(StoreError) -> RecoveredScope? {
+        try read { connection throws(StoreError) -> RecoveredScope? in
+            let statement = try connection.statement(Self.scopeInfoSelect + " WHERE s.name = ?1 AND s.deleted = 0")
+            try statement.bind(name)
+            guard try statement.step() else {
+                statement.reset()
+                return nil
+            }
+            let info = Self.scopeInfo(statement)
+            let scopeID = statement.int64(5)
+            statement.reset()
+            return try recoverScope(connection, info: info, scopeID: scopeID)
+        }
+    }
+
+    private func recoverScope(
+        _ connection: SQLiteConnection, info: ScopeInfo, scopeID: Int64
+    ) throws(StoreError)
+        -> RecoveredScope
+    {
+        let snapshotStatement = try connection.statement(
+            "SELECT version, payload FROM snapshots WHERE scope_id = ?1 ORDER BY version DESC LIMIT 1")
+        try snapshotStatement.bind(scopeID)
+        guard try snapshotStatement.step() else {
+            snapshotStatement.reset()
+            throw .corrupt(path: path, message: "scope '\(info.name)' has no snapshot")
+        }
+        let snapshotVersion = snapshotStatement.int64(0)
+        let snapshot = snapshotStatement.blob(1)
+        snapshotStatement.reset()
+        let tail = try Self.changeRecords(connection, scopeID: scopeID, after: snapshotVersion, limit: Int(Int32.max))
+        var expected = snapshotVersion + 1
+        for record in tail {
+            guard record.version == expected else {
+                throw .corrupt(
+                    path: path, message: "scope '\(info.name)' log jumps from \(expected - 1) to \(record.version)")
+            }
+            expected += 1
+        }
+        guard expected - 1 == info.version else {
+            throw .corrupt(
+                path: path,
+                message: "scope '\(info.name)' is at version \(info.version) but its log ends at \(expected - 1)")
+        }
+        return RecoveredScope(info: info, snapshotVersion: snapshotVersion, snapshot: snapshot, tail: tail)
+    }
+}

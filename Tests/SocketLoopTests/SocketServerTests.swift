@@ -1,0 +1,167 @@
+import Glibc
+import Logging
+import SocketLoop
+import Synchronization
+import Testing
+
+/// Echoes what it receives; answers `stats` and `big` specially.
+final class EchoHandler: ConnectionHandler {
+    static let opened = Atomic<Int>(0)
+
+    func connectionDidOpen(_ connection: Connection) {
+        Self.opened.add(1, ordering: .relaxed)
+    }
+
+    func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
+        connection.write(Array(bytes))
+    }
+}
+
+@Suite(.serialized) struct SocketServerTests {
+    let logger = Logger(label: "test")
+
+    func makeServer(
+        addresses: [ListenAddress] = [.tcp(host: "127.0.0.1", port: 0)], loops: Int = 2, maxPending: Int = 1 << 20,
+        handler: @escaping @Sendable (Connection) -> any ConnectionHandler = { _ in EchoHandler() }
+    ) throws -> SocketServer {
+        let server = SocketServer(
+            configuration: SocketServerConfiguration(
+                addresses: addresses, loopCount: loops, maxPendingBytes: maxPending),
+            logger: logger, makeHandler: handler)
+        try server.start()
+        return server
+    }
+
+    @Test func echoesOverManyConnectionsOnEveryLoop() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let port = try #require(server.boundPorts.first)
+        #expect(port > 0)
+        var clients: [TestSocket] = []
+        for index in 0..<20 {
+            let client = try TestSocket(port: port)
+            client.send("hello \(index)\n")
+            clients.append(client)
+        }
+        for (index, client) in clients.enumerated() {
+            #expect(client.read(untilContains: "hello \(index)\n") == "hello \(index)\n")
+        }
+        #expect(waitUntil { server.openConnections == 20 })
+        #expect(server.loops.count == 2)
+        clients.removeAll()
+        #expect(waitUntil { server.openConnections == 0 })
+    }
+
+    @Test func largeWritesAreFlushedAsThePeerReads() throws {
+        final class BigWriter: ConnectionHandler {
+            func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
+                let block = SharedBytes([UInt8](repeating: 0x61, count: 1 << 20))
+                for _ in 0..<8 { connection.write(ByteSlice(block)) }
+                connection.closeAfterFlush()
+            }
+        }
+        let server = try makeServer(maxPending: 64 << 20) { _ in BigWriter() }
+        defer { server.stop() }
+        let client = try TestSocket(port: try #require(server.boundPorts.first))
+        client.send("go")
+        let received = client.read()
+        #expect(received.count == 8 << 20)
+        #expect(received.allSatisfy { $0 == 0x61 })
+    }
+
+    @Test func pendingLimitHookRunsForAPeerThatDoesNotRead() throws {
+        final class Flooder: ConnectionHandler {
+            static let hookCalls = Atomic<Int>(0)
+            func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
+                let block = SharedBytes([UInt8](repeating: 0x62, count: 64 * 1024))
+                for _ in 0..<512 where !connection.isClosed { connection.write(ByteSlice(block)) }
+            }
+            func connectionExceededPendingLimit(_ connection: Connection) {
+                Self.hookCalls.add(1, ordering: .relaxed)
+                connection.close()
+            }
+        }
+        let server = try makeServer(maxPending: 256 * 1024) { _ in Flooder() }
+        defer { server.stop() }
+        let client = try TestSocket(port: try #require(server.boundPorts.first))
+        client.send("go")
+        #expect(waitUntil { Flooder.hookCalls.load(ordering: .relaxed) == 1 })
+        #expect(client.waitForClose())
+    }
+
+    @Test func executeRunsOnTheLoopThreadInOrder() throws {
+        let server = try makeServer(loops: 1)
+        defer { server.stop() }
+        let loop = try #require(server.loops.first)
+        #expect(!loop.inEventLoop)
+        let seen = Mutex<[Int]>([])
+        let onLoop = Atomic<Int>(0)
+        for value in 0..<100 {
+            loop.execute {
+                if loop.inEventLoop { onLoop.add(1, ordering: .relaxed) }
+                seen.withLock { $0.append(value) }
+            }
+        }
+        #expect(waitUntil { seen.withLock { $0.count } == 100 })
+        #expect(seen.withLock { $0 } == Array(0..<100))
+        #expect(onLoop.load(ordering: .relaxed) == 100)
+    }
+
+    @Test func deadlinesFireOnTheCoarseTick() throws {
+        final class Expiring: ConnectionHandler {
+            func connectionDidOpen(_ connection: Connection) {
+                connection.deadline = connection.loop.now
+            }
+            func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {}
+            func connection(_ connection: Connection, deadlinePassed now: LoopInstant) {
+                connection.write(Array("expired\n".utf8))
+                connection.closeAfterFlush()
+            }
+        }
+        let server = try makeServer(loops: 1) { _ in Expiring() }
+        defer { server.stop() }
+        let client = try TestSocket(port: try #require(server.boundPorts.first))
+        #expect(String(decoding: client.read(), as: UTF8.self) == "expired\n")
+    }
+
+    @Test func listensOnUnixSocketAndIPv6() throws {
+        let path = "/tmp/socketloop-test-\(getpid()).sock"
+        let server = try makeServer(addresses: [.unix(path: path), .tcp(host: "::1", port: 0)])
+        defer { server.stop() }
+        let client = try TestSocket(unixPath: path)
+        client.send("over unix\n")
+        #expect(client.read(untilContains: "\n") == "over unix\n")
+        #expect(server.boundPorts.count == 1)
+        server.stopAccepting()
+        #expect(access(path, F_OK) != 0)
+    }
+
+    @Test func stopAcceptingRefusesNewConnectionsButKeepsOpenOnes() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let port = try #require(server.boundPorts.first)
+        let client = try TestSocket(port: port)
+        client.send("before\n")
+        #expect(client.read(untilContains: "\n") == "before\n")
+        server.stopAccepting()
+        #expect(throws: TestSocket.Failure.self) { try TestSocket(port: port) }
+        client.send("after\n")
+        #expect(client.read(untilContains: "\n") == "after\n")
+    }
+
+    @Test func invalidAddressFailsWithAClearError() throws {
+        let invalid = SocketServer(
+            configuration: SocketServerConfiguration(addresses: [.tcp(host: "not-an-ip", port: 0)], loopCount: 1),
+            logger: logger, makeHandler: { _ in EchoHandler() })
+        let error = #expect(throws: SocketError.self) { try invalid.start() }
+        #expect(error?.description.contains("not-an-ip") == true)
+    }
+
+    @Test func loopInstantArithmetic() {
+        let start = LoopInstant(nanoseconds: 1_000)
+        #expect(start.advanced(by: .seconds(2)).nanoseconds == 2_000_001_000)
+        #expect(start.advanced(by: .milliseconds(-5)) == start)
+        #expect(LoopInstant(nanoseconds: .max - 1).advanced(by: .seconds(1)).nanoseconds == .max)
+        #expect(start < start.advanced(by: .nanoseconds(1)))
+    }
+}
