@@ -41,10 +41,15 @@ class SSEStream:
     """
 
     def __init__(self, base_url: str, path: str, headers: dict[str, str | None] | None = None,
-                 timeout: float = DEFAULT_TIMEOUT):
+                 timeout: float = DEFAULT_TIMEOUT, receive_buffer: int | None = None):
         split = urllib.parse.urlsplit(base_url)
         self.host, self.port = split.hostname, split.port
-        self.sock = socket.create_connection((self.host, self.port), timeout=timeout)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if receive_buffer is not None:
+            # Before connect, so that the window the client advertises stays small.
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        self.sock.settimeout(timeout)
+        self.sock.connect((self.host, self.port))
         request_headers: dict[str, str | None] = {
             "Host": f"{self.host}:{self.port}", "Accept": "text/event-stream"}
         request_headers.update(headers or {})

@@ -276,6 +276,10 @@ def test_a_body_over_the_limit_is_413_and_changes_nothing(start_server):
     response = api.post(name, [change(state["rootUUID"], "Canvas", name="n" * 5000)])
     assert_problem(response, 413, "payload-too-large")
     assert api.state(name) == before
+    other = scope_name()
+    response = api.create(other, {"clsName": "Canvas", "properties": {"name": "n" * 5000}})
+    assert_problem(response, 413, "payload-too-large")
+    assert_problem(api.http.get(f"/v1/scopes/{other}"), 404, "not-found")
     api.close()
 
 

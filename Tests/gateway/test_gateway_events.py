@@ -269,3 +269,30 @@ def test_shapes_added_and_removed_in_one_set_reach_subscribers_as_one_event(api,
         event = stream.expect_event()
         assert event.json() == as_event(answer)
         assert event.json()["removed"] == [old]
+
+
+
+def test_a_subscriber_that_does_not_read_is_dropped(start_server):
+    server = start_server("--max-pending-bytes", "65536")
+    api = Api(server.url)
+    name, state = api.create_canvas()
+    root = state["rootUUID"]
+    stream = SSEStream(server.url, events_path(name), receive_buffer=4096)
+    try:
+        assert stream.expect_event().type == "snapshot"
+        # The subscriber stops reading while ~9 MB of change sets are accepted: far more than
+        # socket buffers and the 64 KiB the server may hold for it.
+        answers = [api.apply(name, [change(root, "Canvas", name=f"{n:04}" + "x" * 30_000)])
+                   for n in range(300)]
+        received = stream.read_to_end(timeout=90)
+        assert stream.eof, "the slow subscriber was never disconnected"
+    finally:
+        stream.close()
+        api.close()
+    if received and received[-1].type == "error":
+        problem = received.pop().json()
+        assert problem["type"] == "/problems/slow-consumer", problem
+    assert all(e.type == "changeset" for e in received)
+    versions = [int(e.id) for e in received]
+    assert versions == [a["version"] for a in answers[:len(versions)]]
+    assert len(versions) < len(answers)

@@ -113,3 +113,16 @@ def test_serve_with_an_invalid_schema_fails_with_a_message(jetstream_bin, tmp_pa
     assert result.returncode != 0
     assert "jetstream listening" not in result.stdout
     assert "bad.yaml" in result.stderr and "size" in result.stderr, result.stderr
+
+
+def test_json_logs_are_one_json_object_per_line(start_server):
+    import json
+    server = start_server("--log-format", "json")
+    api = Api(server.url)
+    assert api.http.get("/v1/scopes/demo").status_code == 200
+    api.close()
+    assert server.stop() in (0, -15)  # the exit code has a test of its own
+    lines = [line for line in server.log_path.read_text().splitlines() if line.strip()]
+    assert lines
+    for line in lines:
+        assert isinstance(json.loads(line), dict), line
