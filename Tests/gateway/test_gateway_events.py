@@ -229,16 +229,6 @@ def test_a_gzip_stream_delivers_each_event_as_it_happens(api, server):
             assert (event.type, event.json()) == ("changeset", as_event(answer))
 
 
-def test_sigterm_ends_open_streams_cleanly_and_exits_0(start_server):
-    server = start_server()
-    stream = SSEStream(server.url, events_path("demo"))
-    assert stream.expect_event().type == "snapshot"
-    assert server.stop() == 0
-    assert stream.read_to_end(timeout=30) == []
-    assert stream.eof
-    stream.close()
-
-
 def test_a_stream_resumes_across_a_restart_without_a_snapshot(start_server):
     server = start_server()
     api = Api(server.url)
@@ -269,7 +259,6 @@ def test_shapes_added_and_removed_in_one_set_reach_subscribers_as_one_event(api,
         event = stream.expect_event()
         assert event.json() == as_event(answer)
         assert event.json()["removed"] == [old]
-
 
 
 def test_a_subscriber_that_does_not_read_is_dropped(start_server):
