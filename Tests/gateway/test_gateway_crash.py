@@ -8,8 +8,11 @@ import time
 import httpx
 
 from gateway_helpers import Api, add, change, new_uuid, objects_of, scope_name
+from sse_stream import SSEStream
 
 SHAPES_PER_SET = 2
+# Sets per writer and crash: enough to overlap the kill, few enough to keep states small.
+MAX_SETS_PER_ROUND = 40
 
 
 class Writer(threading.Thread):
@@ -27,7 +30,7 @@ class Writer(threading.Thread):
         http = httpx.Client(base_url=self.url, timeout=60.0)
         try:
             for _ in range(2000):
-                if self.stop.is_set():
+                if self.stop.is_set() or len(self.answered) >= MAX_SETS_PER_ROUND:
                     return
                 try:
                     response = http.get(f"/v1/scopes/{self.scope}")
@@ -62,7 +65,14 @@ def test_every_answered_change_set_survives_sigkill_whole_and_in_order(start_ser
     own = [scope_name("canvas-crash") for _ in range(2)]
     created = {name: api.create_canvas(name)[1]["version"] for name in [shared, *own]}
     api.close()
+    writers: list[Writer] = []
+    for _ in range(3):  # three crashes, each checked after its restart
+        writers += crash_while_writing(server, shared, own)
+        server.start()
+        check_after_restart(server, created, writers)
 
+
+def crash_while_writing(server, shared: str, own: list[str]) -> list[Writer]:
     stop = threading.Event()
     writers = [Writer(server.url, shared, True, stop), Writer(server.url, shared, True, stop),
                Writer(server.url, own[0], False, stop), Writer(server.url, own[1], False, stop)]
@@ -70,7 +80,7 @@ def test_every_answered_change_set_survives_sigkill_whole_and_in_order(start_ser
         writer.start()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        if all(len(w.answered) >= 4 for w in writers) or any(not w.is_alive() for w in writers):
+        if all(len(w.answered) >= 15 for w in writers) or any(not w.is_alive() for w in writers):
             break
         time.sleep(0.05)
     server.kill()  # SIGKILL while the writers are posting
@@ -78,19 +88,33 @@ def test_every_answered_change_set_survives_sigkill_whole_and_in_order(start_ser
     for writer in writers:
         writer.join(timeout=90)
     for writer in writers:
+        assert not writer.is_alive()
         assert not writer.unexpected, writer.unexpected
         assert len(writer.answered) >= 1
+    return writers
 
-    server.start()
+
+def full_history(api, name: str, since: int) -> dict:
+    """Every change set after `since`, following pages of the history endpoint."""
+    changesets: list[dict] = []
+    while True:
+        response = api.history(name, since)
+        assert response.status_code == 200, response.text
+        page = response.json()
+        changesets += page["changesets"]
+        if not page["changesets"]:
+            return {"version": page["version"], "changesets": changesets}
+        since = page["changesets"][-1]["version"]
+
+
+def check_after_restart(server, created: dict[str, int], writers: list[Writer]) -> None:
     api = Api(server.url)
-    for name in [shared, *own]:
+    for name in created:
         mine = [w for w in writers if w.scope == name]
         answered = [a for w in mine for a in w.answered]
         in_flight = [u for w in mine for u in w.in_flight]
         state = api.state(name)
-        response = api.history(name, created[name])
-        assert response.status_code == 200, response.text
-        history = response.json()
+        history = full_history(api, name, created[name])
         assert history["version"] == state["version"]
         versions = [c["version"] for c in history["changesets"]]
         # Contiguous from creation to the current version.
@@ -111,4 +135,12 @@ def test_every_answered_change_set_survives_sigkill_whole_and_in_order(start_ser
             assert set(uuids) <= set(shapes)
         for uuids in in_flight:
             assert set(uuids) <= set(shapes) or not set(uuids) & set(shapes)
+        # A subscriber resumes with exactly the stored sets. (From the last few only: a backlog
+        # over --max-pending-bytes is a known bug, pending/test_gateway_pending_events.py.)
+        resume = max(created[name], state["version"] - 5)
+        with SSEStream(server.url, f"/v1/scopes/{name}/events",
+                       {"Last-Event-ID": str(resume)}) as stream:
+            events = stream.take(state["version"] - resume, timeout=60)
+        assert [e.json() for e in events] == [c for c in history["changesets"]
+                                              if c["version"] > resume]
     api.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pathlib
 import subprocess
 
+import pytest
 import yaml
 
 from gateway_helpers import Api, objects_of
@@ -106,3 +107,111 @@ def test_json_logs_are_one_json_object_per_line(start_server):
     assert lines
     for line in lines:
         assert isinstance(json.loads(line), dict), line
+
+
+def test_data_survives_restarts_across_snapshots(start_server):
+    server = start_server("--snapshot-interval", "3")
+    api = Api(server.url)
+    name, _ = api.create_canvas()
+    for _ in range(10):
+        api.add_shapes(name)
+    before = api.state(name)
+    history = api.history(name, before["version"] - 2).json()
+    api.close()
+    for _ in range(2):
+        server.restart()
+        api = Api(server.url)
+        assert api.state(name) == before
+        assert api.history(name, before["version"] - 2).json() == history
+        api.close()
+
+
+def test_versions_never_repeat_across_delete_and_restart(start_server):
+    server = start_server()
+    api = Api(server.url)
+    name, _ = api.create_canvas()
+    for _ in range(3):
+        api.add_shapes(name)
+    deleted = api.state(name)["version"]
+    assert api.http.delete(f"/v1/scopes/{name}").status_code == 204
+    api.close()
+    server.restart()
+    api = Api(server.url)
+    response = api.http.get(f"/v1/scopes/{name}")
+    assert response.status_code == 404
+    _, state = api.create_canvas(name)
+    assert state["version"] > deleted
+    api.close()
+
+
+def test_the_demo_scope_is_created_again_when_missing(start_server):
+    server = start_server()
+    api = Api(server.url)
+    old = api.state("demo")
+    assert api.http.delete("/v1/scopes/demo").status_code == 204
+    api.close()
+    server.restart()
+    api = Api(server.url)
+    state = api.state("demo")
+    assert state["version"] > old["version"]
+    assert objects_of(state)[state["rootUUID"]]["clsName"] == "Canvas"
+    api.close()
+
+
+def test_a_json_schema_file_means_the_same_as_its_yaml(jetstream_bin, start_server, tmp_path):
+    import json
+    as_json = tmp_path / "all-types.json"
+    as_json.write_text(json.dumps(yaml.safe_load(TYPES_SCHEMA.read_text())))
+    result = subprocess.run([str(jetstream_bin), "check-schema", str(as_json)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    from_yaml = start_server("--schema", str(TYPES_SCHEMA))
+    from_json = start_server("--schema", str(as_json))
+    served = [Api(s.url).http.get("/v1/schema").json() for s in (from_yaml, from_json)]
+    assert served[0] == served[1]
+
+
+BAD_SCHEMAS = {
+    "unknown type": ("models:\n  Thing:\n    size: Huge\n", ["Thing", "size"]),
+    "unknown class in a collection": ("models:\n  Thing:\n    parts: [Part]\n", ["Thing", "parts"]),
+    "default breaks its constraint": (
+        "models:\n  Thing:\n    n: { type: Int8, min: 1, max: 5, default: 9 }\n", ["Thing", "n"]),
+    "default of the wrong type": (
+        "models:\n  Thing:\n    label: { type: String, default: 5 }\n", ["Thing", "label"]),
+    "empty enum": ("models:\n  Thing:\n    kind: { enum: [] }\n", ["Thing", "kind"]),
+    "scope rule naming no class": (
+        "models:\n  Thing:\n    n: Int\nscopes:\n  \"t-*\": { root: Nothing }\n", ["Nothing"]),
+    "not a mapping": ("- just\n- a list\n", []),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SCHEMAS))
+def test_check_schema_rejects_each_kind_of_error_with_a_message(jetstream_bin, tmp_path, case):
+    text, names = BAD_SCHEMAS[case]
+    path = tmp_path / "broken.yaml"
+    path.write_text(text)
+    result = subprocess.run([str(jetstream_bin), "check-schema", str(path)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0, f"{case}: accepted"
+    message = result.stdout + result.stderr
+    assert "broken.yaml" in message, message
+    for name in names:
+        assert name in message, f"{case}: {name} missing from {message!r}"
+
+
+def test_flags_can_be_given_as_environment_variables(jetstream_bin, tmp_path):
+    import os
+    from gateway_server import GatewayServer
+    from sse_stream import SSEStream
+    server = GatewayServer(jetstream_bin, tmp_path / "data", [], log_dir=tmp_path)
+    os.environ["JETSTREAM_HEARTBEAT_INTERVAL"] = "1"
+    try:
+        server.start()
+    finally:
+        del os.environ["JETSTREAM_HEARTBEAT_INTERVAL"]
+    try:
+        with SSEStream(server.url, "/v1/scopes/demo/events") as stream:
+            assert stream.expect_event().type == "snapshot"
+            stream.wait_for_comment("keep-alive", timeout=30)
+    finally:
+        server.stop()
