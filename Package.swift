@@ -139,7 +139,11 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "CSQLite"], swiftSettings: strictSettings),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Gateway", "JetstreamModel", "HTTPServer", "Store"],
+            dependencies: [
+                "Gateway", "JetstreamModel", "HTTPServer", "Store",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings),
     ]
 )

@@ -17,7 +17,8 @@ extension Gateway {
                 }
                 let body = try Self.jsonObjectBody(request)
                 guard let fragments = body["fragments"]?.array else {
-                    throw Problem(.badRequest, detail: #"the body must be {"fragments":[…]}, an object with a fragments array"#)
+                    throw Problem(
+                        .badRequest, detail: #"the body must be {"fragments":[…]}, an object with a fragments array"#)
                 }
                 guard !fragments.isEmpty else {
                     throw Problem(
@@ -42,7 +43,7 @@ extension Gateway {
         }
 
         router.get("/v1/scopes/{name}/changesets") { request, context in
-            await Self.answer { () async throws(Problem) in
+            await Self.answerAsync { () async throws(Problem) in
                 let handle = try hub.existingHandle(context.parameters["name"] ?? "")
                 guard request.queryValue("since") != nil else {
                     throw Problem(.badRequest, detail: "query parameter since=VERSION is required")

@@ -43,7 +43,7 @@ public struct Gateway: Sendable {
         }
     }
 
-    static func answer(_ body: () async throws(Problem) -> HTTPServerResponse) async -> HTTPServerResponse {
+    static func answerAsync(_ body: () async throws(Problem) -> HTTPServerResponse) async -> HTTPServerResponse {
         do {
             return try await body()
         } catch {
@@ -94,7 +94,10 @@ public struct Gateway: Sendable {
         guard let text = request.queryValue(name) else { return fallback }
         guard let value = Int(text), range.contains(value) else {
             throw Problem(
-                .badRequest, detail: "query parameter \(name)=\(text) must be an integer from \(range.lowerBound) to \(range.upperBound)")
+                .badRequest,
+                detail:
+                    "query parameter \(name)=\(text) must be an integer from \(range.lowerBound) to \(range.upperBound)"
+            )
         }
         return value
     }

@@ -31,7 +31,8 @@ enum ScopeEvents {
         payload.append(contentsOf: #","removed":"#.utf8)
         payload.append(contentsOf: removedJSON)
         payload.append(UInt8(ascii: "}"))
-        return ChangeSetPayload(version: version, bytes: payload, fragmentsJSON: fragmentsJSON, removedJSON: removedJSON)
+        return ChangeSetPayload(
+            version: version, bytes: payload, fragmentsJSON: fragmentsJSON, removedJSON: removedJSON)
     }
 
     /// `{"name","version","rootUUID","fragments":[…]}` — `GET` on a scope, `snapshot` and `reset` events.

@@ -52,7 +52,8 @@ extension ScopeHub {
                 // Appended inside the lock so the store receives this scope's versions in order.
                 store.append(AppendRequest(scope: handle.name, version: Int64(payload.version), payload: payload.bytes))
                 { [self] result in
-                    didCommit(payload, state: applied.state, of: handle, result: result, fragmentCount: fragmentCount,
+                    didCommit(
+                        payload, state: applied.state, of: handle, result: result, fragmentCount: fragmentCount,
                         completion: completion)
                 }
                 return .success((applied.state, payload))
@@ -77,7 +78,8 @@ extension ScopeHub {
                 // Published under the lock: a subscriber registering now is ordered before or after it.
                 handle.subscribers.broadcast(encoded: event)
             }
-            completion(.accepted(body: payload.acceptedResponse(fragmentCount: fragmentCount), version: payload.version))
+            completion(
+                .accepted(body: payload.acceptedResponse(fragmentCount: fragmentCount), version: payload.version))
             if configuration.snapshotInterval > 0, payload.version % configuration.snapshotInterval == 0 {
                 writeSnapshot(state, of: handle)
             }
@@ -98,8 +100,11 @@ extension ScopeHub {
                     scope: handle.name, version: Int64(state.version), snapshot: ScopeEvents.snapshotJSON(state: state))
             } catch {
                 logger.warning(
-                    "snapshot failed", metadata: ["scope": "\(handle.name)", "version": "\(state.version)",
-                        "error": "\(error)"])
+                    "snapshot failed",
+                    metadata: [
+                        "scope": "\(handle.name)", "version": "\(state.version)",
+                        "error": "\(error)",
+                    ])
             }
         }
     }

@@ -29,6 +29,8 @@ struct ServeCommand: AsyncParsableCommand {
     var heartbeatInterval = EnvironmentDefault.value("JETSTREAM_HEARTBEAT_INTERVAL", 15.0)
     @Option(help: "Change sets retained per scope for history and resume. [JETSTREAM_HISTORY_LIMIT]")
     var historyLimit = EnvironmentDefault.value("JETSTREAM_HISTORY_LIMIT", 10_000)
+    @Option(help: "Recent change sets per scope kept encoded in memory for resumes. [JETSTREAM_RESUME_BUFFER]")
+    var resumeBuffer = EnvironmentDefault.value("JETSTREAM_RESUME_BUFFER", 256)
     @Option(help: "A snapshot every this many change sets (bounds restart time). [JETSTREAM_SNAPSHOT_INTERVAL]")
     var snapshotInterval = EnvironmentDefault.value("JETSTREAM_SNAPSHOT_INTERVAL", 1000)
     @Option(help: "Event-loop threads (default: one per core). [JETSTREAM_LOOPS]")
@@ -58,9 +60,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json") }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is unknown") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level \(logLevel) is unknown")
+        }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
         guard historyLimit >= 1 else { throw ValidationError("--history-limit must be at least 1") }
+        guard resumeBuffer >= 0 else { throw ValidationError("--resume-buffer must be ≥ 0") }
         guard loops >= 1 else { throw ValidationError("--loops must be at least 1") }
         guard heartbeatInterval > 0 else { throw ValidationError("--heartbeat-interval must be positive") }
     }
@@ -69,7 +74,8 @@ struct ServeCommand: AsyncParsableCommand {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let json = logFormat == "json"
         LoggingSystem.bootstrap { label in
-            var handler: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            var handler: any LogHandler =
+                json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
@@ -80,7 +86,8 @@ struct ServeCommand: AsyncParsableCommand {
         var storeConfiguration = SQLiteStore.Configuration()
         storeConfiguration.retainedChangeSets = historyLimit
         let storePath = (dataDir as NSString).appendingPathComponent("jetstream.sqlite")
-        let store = try SQLiteStore(path: storePath, configuration: storeConfiguration, logger: Logger(label: "jetstream.store"))
+        let store = try SQLiteStore(
+            path: storePath, configuration: storeConfiguration, logger: Logger(label: "jetstream.store"))
         defer { store.close() }
 
         var limits = Limits()
@@ -88,7 +95,8 @@ struct ServeCommand: AsyncParsableCommand {
         limits.maxObjectsPerScope = maxObjects
         let hub = ScopeHub(
             configuration: GatewayConfiguration(
-                schema: modelSchema, limits: limits, historyLimit: historyLimit, snapshotInterval: snapshotInterval),
+                schema: modelSchema, limits: limits, historyLimit: historyLimit, resumeBufferSize: resumeBuffer,
+                snapshotInterval: snapshotInterval),
             store: store, logger: logger)
         let started = ContinuousClock.now
         let (scopes, replayed) = try await hub.recover()
@@ -109,7 +117,8 @@ struct ServeCommand: AsyncParsableCommand {
         print("jetstream listening on http://\(shownHost):\(boundPort)")
         fflush(nil)
         logger.info(
-            "serving", metadata: ["address": "http://\(shownHost):\(boundPort)", "schema": "\(schema ?? "built-in demo")"])
+            "serving",
+            metadata: ["address": "http://\(shownHost):\(boundPort)", "schema": "\(schema ?? "built-in demo")"])
 
         let group = ServiceGroup(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()

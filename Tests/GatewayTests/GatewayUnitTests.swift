@@ -1,0 +1,79 @@
+import Foundation
+import HTTPServer
+import HTTPTypes
+import JetstreamModel
+import Testing
+
+@testable import Gateway
+
+@Suite("Gateway helpers")
+struct GatewayUnitTests {
+    @Test("the served OpenAPI document is the repository's openapi.yaml")
+    func openAPIIsEmbedded() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let onDisk = try String(contentsOf: root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        #expect(OpenAPIDocument.yaml + "\n" == onDisk, "run scripts/embed-openapi after editing openapi.yaml")
+    }
+
+    @Test("entity tags: strong and weak, lists, star, malformed")
+    func entityTags() {
+        #expect(EntityTag.parse(#""42""#, allowWeak: false) == .versions([42]))
+        #expect(EntityTag.parse(#" "1", "2" "#, allowWeak: false) == .versions([1, 2]))
+        #expect(EntityTag.parse("*", allowWeak: false) == .any)
+        #expect(EntityTag.parse(#"W/"3""#, allowWeak: true) == .versions([3]))
+        #expect(EntityTag.parse(#"W/"3""#, allowWeak: false) == EntityTag.Condition.none)
+        #expect(EntityTag.parse(#""abc""#, allowWeak: false) == EntityTag.Condition.none)
+        #expect(EntityTag.parse("42", allowWeak: false) == nil)
+        #expect(EntityTag.header(for: 7) == #""7""#)
+    }
+
+    @Test("scope names: 1–128 of [A-Za-z0-9._~-]")
+    func scopeNames() {
+        #expect(ScopeName.isValid("canvas-1"))
+        #expect(ScopeName.isValid("a.b_c~d"))
+        #expect(ScopeName.isValid(String(repeating: "x", count: 128)))
+        #expect(!ScopeName.isValid(""))
+        #expect(!ScopeName.isValid(String(repeating: "x", count: 129)))
+        #expect(!ScopeName.isValid("a/b"))
+        #expect(!ScopeName.isValid("é"))
+    }
+
+    @Test("resume points: none → snapshot, a version → after it, anything else → reset")
+    func streamStart() {
+        #expect(ScopeHub.streamStart(lastEventID: nil) == .fresh)
+        #expect(ScopeHub.streamStart(lastEventID: "") == .fresh)
+        #expect(ScopeHub.streamStart(lastEventID: "41") == .after(41))
+        #expect(ScopeHub.streamStart(lastEventID: "x1") == .unknown)
+        #expect(ScopeHub.streamStart(lastEventID: "-1") == .unknown)
+    }
+
+    @Test("a change set is encoded once: stored payload, SSE event and 200 body share its bytes")
+    func changeSetEncoding() throws {
+        let uuid = try #require(UUID(wireString: "5F0C61D2-0B45-4F5E-9E8B-6F1B7D2C3A10"))
+        let fragment = SyncFragment(type: .change, uuid: uuid, clsName: "Canvas", properties: ["name": "a"])
+        let payload = ScopeEvents.changeSetPayload(version: 42, fragments: [fragment], removed: [uuid])
+        let text = String(decoding: payload.bytes, as: UTF8.self)
+        #expect(
+            text
+                == #"{"version":42,"fragments":[{"type":"change","uuid":"5f0c61d2-0b45-4f5e-9e8b-6f1b7d2c3a10","clsName":"Canvas","properties":{"name":"a"}}],"removed":["5f0c61d2-0b45-4f5e-9e8b-6f1b7d2c3a10"]}"#
+        )
+        #expect(
+            String(decoding: payload.event.payloadBytes, as: UTF8.self) == "event: changeset\nid: 42\ndata: \(text)\n\n"
+        )
+        let body = try JSONParser.parse(payload.acceptedResponse(fragmentCount: 1))
+        #expect(body["version"] == .number(JSONNumber(42)))
+        #expect(body["fragmentReplies"] == [[:]])
+        #expect(body["removed"] == ["5f0c61d2-0b45-4f5e-9e8b-6f1b7d2c3a10"])
+    }
+
+    @Test("engine errors become problem+json with a stable type")
+    func engineProblems() throws {
+        let response = Problem.engineResponse(status: .contentTooLarge, reason: "request body too large")
+        #expect(response.status == .contentTooLarge)
+        #expect(response.head.headerFields[.contentType] == "application/problem+json")
+        let body = try JSONParser.parse(response.body)
+        #expect(body["type"] == "/problems/payload-too-large")
+        #expect(body["detail"] == "request body too large")
+    }
+}
