@@ -268,3 +268,8 @@ def test_a_removed_object_is_404(api):
     (shape,), _ = api.add_shapes(name)
     api.apply(name, [change(state["rootUUID"], "Canvas", shapes=[])])
     assert_problem(api.http.get(f"/v1/scopes/{name}/objects/{shape}"), 404, "not-found")
+
+
+@pytest.mark.parametrize("after", ["bad name!", "", "x" * 129])
+def test_list_with_an_after_that_is_no_scope_name_is_400(api, after):
+    assert_problem(api.http.get("/v1/scopes", params={"after": after}), 400, "bad-request")
