@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -285,3 +286,50 @@ def test_a_subscriber_that_does_not_read_is_dropped(start_server):
     versions = [int(e.id) for e in received]
     assert versions == [a["version"] for a in answers[:len(versions)]]
     assert len(versions) < len(answers)
+
+
+def test_delete_while_writers_post_ends_streams_after_every_answered_set(api, server):
+    name, state = api.create_canvas()
+    root = state["rootUUID"]
+    stream = SSEStream(server.url, events_path(name))
+    answered: list[int] = []
+    unexpected: list[str] = []
+    lock = threading.Lock()
+
+    def write(index: int) -> None:
+        client = Api(server.url)
+        try:
+            for n in range(500):
+                response = client.post(name, [change(root, "Canvas", name=f"w{index}-{n}")])
+                if response.status_code == 404:
+                    return
+                if response.status_code != 200:
+                    unexpected.append(f"{response.status_code} {response.text[:200]}")
+                    return
+                with lock:
+                    answered.append(response.json()["version"])
+        finally:
+            client.close()
+
+    try:
+        start = int(stream.expect_event().id)
+        threads = [threading.Thread(target=write, args=(i,)) for i in range(2)]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 60
+        while len(answered) < 10 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert api.http.delete(f"/v1/scopes/{name}").status_code == 204
+        for thread in threads:
+            thread.join(timeout=60)
+        assert not unexpected, unexpected
+        events = stream.read_to_end(timeout=60)
+    finally:
+        stream.close()
+    assert events[-1].type == "deleted"
+    versions = [int(e.id) for e in events[:-1]]
+    assert all(e.type == "changeset" for e in events[:-1])
+    assert versions == list(range(start + 1, start + 1 + len(versions)))
+    assert sorted(answered) == versions
+    _, again = api.create_canvas(name)
+    assert again["version"] > max(versions)
