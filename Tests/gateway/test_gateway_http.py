@@ -95,3 +95,30 @@ def test_a_resume_id_beyond_64_bits_gets_a_reset(api, server):
                    {"Last-Event-ID": "99999999999999999999999"}) as stream:
         event = stream.expect_event()
         assert (event.type, event.id) == ("reset", str(state["version"]))
+
+
+def test_a_request_head_over_16_kib_is_431(api):
+    response = api.http.get("/v1/scopes/demo", headers={"X-Filler": "f" * 20_000})
+    assert_problem(response, 431)
+    assert api.http.get("/healthz").status_code == 200
+
+
+def test_a_client_that_never_finishes_its_head_is_cut_off(start_server):
+    import socket
+    import time
+    server = start_server("--header-timeout", "1")
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=60)
+    try:
+        sock.sendall(b"GET /v1/scopes/demo HTTP/1.1\r\nHost: x\r\n")  # no blank line, ever
+        received, deadline = b"", time.monotonic() + 60
+        while time.monotonic() < deadline:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            received += chunk
+        else:
+            raise AssertionError("the connection stayed open")
+    finally:
+        sock.close()
+    # Either a 408 problem or a plain close; never the state.
+    assert received == b"" or received.startswith(b"HTTP/1.1 408"), received[:200]

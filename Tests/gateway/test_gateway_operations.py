@@ -215,3 +215,16 @@ def test_flags_can_be_given_as_environment_variables(jetstream_bin, tmp_path):
             stream.wait_for_comment("keep-alive", timeout=30)
     finally:
         server.stop()
+
+
+def test_the_served_schema_loads_back_as_the_same_schema(jetstream_bin, types_api, start_server,
+                                                         tmp_path):
+    import json
+    served = types_api.http.get("/v1/schema").json()
+    copy = tmp_path / "served-schema.json"
+    copy.write_text(json.dumps(served))
+    result = subprocess.run([str(jetstream_bin), "check-schema", str(copy)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    again = start_server("--schema", str(copy))
+    assert Api(again.url).http.get("/v1/schema").json() == served
