@@ -120,3 +120,39 @@ def test_eventsource_sees_the_scope_deleted(start_server, browser):
     # A browser dispatches only events that carry a data line: `event: deleted` must have one.
     wait_until(browser, "window.jetstream.events.some(e => e.type === 'deleted')")
     api.close()
+
+
+def test_a_page_that_starts_with_a_query_resume_point_reconnects_without_duplicates(
+        start_server, browser):
+    """A page can only pass its first resume point in the URL; when the browser reconnects it
+    sends Last-Event-ID too, with the newer id, while the URL still carries the old one. The
+    header wins, so nothing is delivered twice."""
+    server = start_server()
+    api = Api(server.url)
+    name, state = api.create_canvas()
+    root = state["rootUUID"]
+    answers = [api.apply(name, [change(root, "Canvas", name=f"n{i}")]) for i in range(3)]
+    resume = answers[0]["version"]
+
+    driver = browser
+    driver.get(f"{server.url}/healthz")
+    driver.execute_script("document.open(); document.write(arguments[0]); document.close();",
+                          PAGE.read_text())
+    wait_until(driver, "window.jetstream !== undefined")
+    driver.execute_script("window.jetstream.follow(arguments[0]);",
+                          f"/v1/scopes/{name}/events?lastEventId={resume}")
+    wait_until(driver, has_event(answers[-1]["version"]))
+
+    api.close()
+    port = server.port
+    assert server.stop() == 0
+    wait_until(driver, "window.jetstream.errors >= 1")
+    server.start(port=port)
+    api = Api(server.url)
+    answers.append(api.apply(name, [change(root, "Canvas", name="after")]))
+    wait_until(driver, has_event(answers[-1]["version"]))
+    api.close()
+
+    events = browser_events(driver)
+    assert [(e["type"], int(e["id"])) for e in events] == [
+        ("changeset", a["version"]) for a in answers[1:]]
