@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gateway_helpers import (SHAPE_DEFAULTS, add, assert_problem, assert_rejected, change,
+from gateway_helpers import (SHAPE_DEFAULTS, Api, add, assert_problem, assert_rejected, change,
                              etag_version, new_uuid, objects_of, scope_name)
 from sse_stream import SSEStream
 
@@ -147,7 +147,6 @@ def test_each_error_kind_rejects_the_whole_set_and_changes_nothing(api, kind):
 
 
 def test_limit_exceeded_for_fragments_per_set_and_objects_per_scope(start_server):
-    from gateway_helpers import Api
     server = start_server("--max-fragments", "3", "--max-objects", "3")
     api = Api(server.url)
     name, state = api.create_canvas()
@@ -265,7 +264,6 @@ def test_if_match_with_another_version_is_412_with_the_current_one(api):
 # -- body size ---------------------------------------------------------------------------------
 
 def test_a_body_over_the_limit_is_413_and_changes_nothing(start_server):
-    from gateway_helpers import Api
     server = start_server("--max-body-bytes", "4096")
     api = Api(server.url)
     name, state = api.create_canvas()
@@ -340,7 +338,6 @@ def test_history_of_an_unknown_scope_is_404(api):
 def test_history_older_than_retained_is_410(start_server):
     import time
 
-    from gateway_helpers import Api
     server = start_server("--history-limit", "3", "--snapshot-interval", "2")
     api = Api(server.url)
     name, state = api.create_canvas()

@@ -333,3 +333,11 @@ def test_delete_while_writers_post_ends_streams_after_every_answered_set(api, se
     assert sorted(answered) == versions
     _, again = api.create_canvas(name)
     assert again["version"] > max(versions)
+
+
+@pytest.mark.parametrize("accept", [None, "*/*", "text/*", "application/json, text/event-stream"])
+def test_events_accept_any_accept_header_that_allows_event_streams(api, server, accept):
+    name, state = api.create_canvas()
+    with SSEStream(server.url, events_path(name), {"Accept": accept}) as stream:
+        assert stream.status == 200
+        assert stream.expect_event().type == "snapshot"

@@ -51,7 +51,6 @@ def test_idempotency_key_reused_with_another_body_is_422(api):
 
 
 def test_idempotency_survives_a_restart(start_server):
-    from gateway_helpers import Api
     server = start_server()
     api = Api(server.url)
     name, state = api.create_canvas()

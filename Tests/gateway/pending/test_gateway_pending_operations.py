@@ -13,7 +13,6 @@ import json
 import subprocess
 import time
 
-from gateway_helpers import Api
 from test_gateway_curl import curl
 
 
