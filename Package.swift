@@ -127,7 +127,13 @@ let package = Package(
             dependencies: ["SocketLoop", "CLinuxIO", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
-        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTPCompression", "CNGHTTP2", "CZlib"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTP2Tests",
+            dependencies: [
+                "HTTP2", "HTTPCompression", "CNGHTTP2", "CZlib",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPServerTests",
             dependencies: [

@@ -15,4 +15,6 @@ public struct AccessLogEntry: Sendable {
     public var streamed: Bool
     /// From the complete request to the answer.
     public var duration: Duration
+    /// The peer's address (`ip:port`, or the Unix socket), as the socket sees it.
+    public var remoteAddress: String
 }

@@ -14,6 +14,7 @@ enum ResponseFinalizer {
         if let serverName = core.configuration.serverName, response.head.headerFields[.server] == nil {
             response.head.headerFields[.server] = serverName
         }
+        ResponseCompression.apply(to: &response, for: request)
     }
 
     /// The same for the head of a streamed response (event streams).

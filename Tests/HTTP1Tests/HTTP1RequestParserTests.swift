@@ -51,6 +51,15 @@ import Testing
         #expect(completedAt == Self.simple.count)
     }
 
+    @Test func acceptsHostForms() {
+        for host in ["example.com", "example.com:8080", "127.0.0.1:1", "[::1]:8080", ""] {
+            guard case .complete = parse("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n") else {
+                Issue.record("rejected Host \(host)")
+                continue
+            }
+        }
+    }
+
     @Test func leavesPipelinedBytesUnconsumed() {
         let first = "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\n"
         let text = first + "abcGET / HTTP/1.1\r\nHost: a\r\n\r\n"
@@ -135,6 +144,9 @@ import Testing
         ("GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505),
         ("GET / HTTP/1.1\r\nHost: a\r\nExpect: something\r\n\r\n", 417),
         ("\n\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: user@a\r\n\r\n", 400),
     ]
 
     @Test(arguments: rejected)

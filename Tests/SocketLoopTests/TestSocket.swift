@@ -64,23 +64,32 @@ final class TestSocket {
     }
 
     /// Reads until `done` holds for what was read, EOF, or `timeout` seconds without data.
-    func read(until done: ([UInt8]) -> Bool = { _ in false }, timeout: Int32 = 30) -> [UInt8] {
+    /// Polls without blocking and sleeps between polls, so it never holds a cooperative thread
+    /// that the server's async handlers may need.
+    func read(until done: ([UInt8]) -> Bool = { _ in false }, timeout: Double = 30) async -> [UInt8] {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
+        let clock = ContinuousClock()
+        var lastData = clock.now
         while !done(received) {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, timeout * 1000) > 0 else { break }
+            if poll(&poller, 1, 0) <= 0 {
+                if clock.now - lastData > .seconds(timeout) { break }
+                try? await Task.sleep(for: .milliseconds(2))
+                continue
+            }
             let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
             if count <= 0 { break }
             received += buffer[0..<count]
+            lastData = clock.now
         }
         return received
     }
 
     /// Reads until `text` appears.
-    func read(untilContains text: String, timeout: Int32 = 30) -> String {
+    func read(untilContains text: String, timeout: Double = 30) async -> String {
         let needle = Array(text.utf8)
-        let bytes = read(until: { $0.count >= needle.count && Self.contains($0, needle) }, timeout: timeout)
+        let bytes = await read(until: { $0.count >= needle.count && Self.contains($0, needle) }, timeout: timeout)
         return String(decoding: bytes, as: UTF8.self)
     }
 
@@ -93,14 +102,20 @@ final class TestSocket {
         return false
     }
 
-    /// Whether the peer closed the connection (EOF) within `timeout` seconds, ignoring any data.
-    func waitForClose(timeout: Int32 = 30) -> Bool {
+    /// Whether the peer closed the connection (EOF or reset) within `timeout` seconds, ignoring data.
+    func waitForClose(timeout: Double = 30) async -> Bool {
         var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(timeout)
+        while clock.now < deadline {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, timeout * 1000) > 0 else { return false }
+            if poll(&poller, 1, 0) <= 0 {
+                try? await Task.sleep(for: .milliseconds(2))
+                continue
+            }
             let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
             if count <= 0 { return true }
         }
+        return false
     }
 }
