@@ -92,3 +92,43 @@ def test_curl_follows_a_live_event_stream(server, api):
     finally:
         process.kill()
         process.wait(timeout=30)
+
+
+def test_curl_http2_prior_knowledge_reads_state_and_events(server, api):
+    name, _ = api.create_canvas()
+    api.add_shapes(name)
+    state = api.state(name)
+    result = subprocess.run(["curl", "-sS", "--http2-prior-knowledge", "--max-time", "60",
+                             "-w", "\\n%{http_version}", f"{server.url}/v1/scopes/{name}"],
+                            capture_output=True, text=True, timeout=90)
+    assert result.returncode == 0, result.stderr
+    body, _, version = result.stdout.rpartition("\n")
+    assert version == "2"
+    assert json.loads(body) == state
+    # The event stream over h2: the snapshot arrives and the stream stays open.
+    process = subprocess.Popen(["curl", "-sS", "-N", "--http2-prior-knowledge", "--max-time", "20",
+                                f"{server.url}/v1/scopes/{name}/events"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        output = b""
+        deadline = time.monotonic() + 60
+        while b"\ndata: " not in output or not output.endswith(b"\n\n"):
+            assert time.monotonic() < deadline, output
+            chunk = process.stdout.read1(65536)
+            assert chunk, f"curl ended: {output!r} {process.stderr.read()!r}"
+            output += chunk
+        assert b"event: snapshot\n" in output
+        assert f"id: {state['version']}\n".encode() in output
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+
+
+def test_curl_compressed_gets_gzip_json(server, api):
+    name, _ = api.create_canvas()
+    api.add_shapes(name, count=100, label="l" * 150)
+    state = api.state(name)
+    status, headers, body = curl("--compressed", f"{server.url}/v1/scopes/{name}")
+    assert status == 200
+    assert headers.get("content-encoding") == "gzip"
+    assert json.loads(body) == state

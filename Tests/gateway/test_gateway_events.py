@@ -341,3 +341,18 @@ def test_events_accept_any_accept_header_that_allows_event_streams(api, server, 
     with SSEStream(server.url, events_path(name), {"Accept": accept}) as stream:
         assert stream.status == 200
         assert stream.expect_event().type == "snapshot"
+
+
+def test_a_resume_backlog_larger_than_the_pending_bound_is_delivered(start_server):
+    """A reading client catches up on more history than the server may hold unsent for it."""
+    server = start_server("--max-pending-bytes", "65536")
+    api = Api(server.url)
+    name, state = api.create_canvas()
+    root = state["rootUUID"]
+    answers = [api.apply(name, [change(root, "Canvas", name=f"{n:04}" + "x" * 30_000)])
+               for n in range(20)]
+    with SSEStream(server.url, f"/v1/scopes/{name}/events",
+                   {"Last-Event-ID": str(state["version"])}) as stream:
+        events = stream.take(len(answers), timeout=90)
+    assert [(e.type, int(e.id)) for e in events] == [("changeset", a["version"]) for a in answers]
+    api.close()
