@@ -356,3 +356,69 @@ def test_a_resume_backlog_larger_than_the_pending_bound_is_delivered(start_serve
         events = stream.take(len(answers), timeout=90)
     assert [(e.type, int(e.id)) for e in events] == [("changeset", a["version"]) for a in answers]
     api.close()
+
+
+def test_one_http2_connection_carries_a_stream_and_the_writes(api, server):
+    """h2c with prior knowledge (the h2 library over a raw socket): the event stream and three
+    POSTs share one connection; each answer and its event arrive, the event equal to the answer.
+    (httpx is not used here: its HTTP/2 connection lets a blocked stream reader starve another
+    request's reader until the next heartbeat.)"""
+    import json
+    import socket
+
+    import h2.config
+    import h2.connection
+    import h2.events
+
+    name, state = api.create_canvas()
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    connection.initiate_connection()
+    sock.sendall(connection.data_to_send())
+    bodies: dict[int, bytes] = {}
+    ended: set[int] = set()
+    statuses: dict[int, str] = {}
+
+    def head(method: str, path: str) -> list[tuple[str, str]]:
+        return [(":method", method), (":path", path), (":scheme", "http"),
+                (":authority", f"127.0.0.1:{server.port}")]
+
+    def pump_until(condition) -> None:
+        while not condition():
+            data = sock.recv(65536)
+            assert data, "the server closed the connection"
+            for event in connection.receive_data(data):
+                if isinstance(event, h2.events.ResponseReceived):
+                    statuses[event.stream_id] = dict(event.headers)[b":status"].decode()
+                elif isinstance(event, h2.events.DataReceived):
+                    bodies[event.stream_id] = bodies.get(event.stream_id, b"") + event.data
+                    connection.acknowledge_received_data(event.flow_controlled_length,
+                                                         event.stream_id)
+                elif isinstance(event, h2.events.StreamEnded):
+                    ended.add(event.stream_id)
+            sock.sendall(connection.data_to_send())
+
+    def events_received() -> list[dict]:
+        blocks = bodies.get(1, b"").decode().split("\n\n")
+        return [json.loads(line[len("data: "):]) for block in blocks[:-1]
+                for line in block.split("\n") if line.startswith("data: ")]
+
+    try:
+        connection.send_headers(1, head("GET", events_path(name)) + [
+            ("accept", "text/event-stream")], end_stream=True)
+        sock.sendall(connection.data_to_send())
+        pump_until(lambda: len(events_received()) == 1)
+        assert statuses[1] == "200"
+        for n, stream_id in enumerate((3, 5, 7)):
+            body = json.dumps({"fragments": [
+                change(state["rootUUID"], "Canvas", name=f"h2-{n}")]}).encode()
+            connection.send_headers(stream_id, head("POST", f"/v1/scopes/{name}/changesets") + [
+                ("content-type", "application/json"), ("content-length", str(len(body)))])
+            connection.send_data(stream_id, body, end_stream=True)
+            sock.sendall(connection.data_to_send())
+            pump_until(lambda: stream_id in ended and len(events_received()) == n + 2)
+            assert statuses[stream_id] == "200"
+            assert events_received()[-1] == as_event(json.loads(bodies[stream_id]))
+        assert 1 not in ended
+    finally:
+        sock.close()
