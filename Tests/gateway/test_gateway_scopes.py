@@ -79,6 +79,14 @@ def test_create_with_bad_root_properties_is_422_and_creates_nothing(api, propert
     assert_problem(api.http.get(f"/v1/scopes/{name}"), 404, "not-found")
 
 
+def test_create_under_a_name_no_scope_rule_matches_is_404(api):
+    name = scope_name("norule")
+    assert_problem(api.create(name), 404, "not-found")
+    assert_problem(api.http.get(f"/v1/scopes/{name}"), 404, "not-found")
+    listed = api.http.get("/v1/scopes", params={"limit": 1000}).json()["scopes"]
+    assert name not in [s["name"] for s in listed]
+
+
 @pytest.mark.parametrize("name", ["canvas-" + "x" * 121, "canvas-a.b_c~d-E9"])
 def test_create_accepts_every_allowed_name_character_up_to_128(api, name):
     response = api.create(name)
