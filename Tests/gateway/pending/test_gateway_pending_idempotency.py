@@ -4,8 +4,7 @@ GAP: the gateway ignores the header: a retry with the same key and body is appli
 change set (version + 1, no `Idempotent-Replayed: true`), and the same key with another body is
 accepted instead of 422 `/problems/idempotency-key-reused`. The store keeps idempotency records
 (docs/store.md, "issue 6"); the gateway does not use them yet. Note also that openapi.yaml's
-Problem type list lacks `/problems/idempotency-key-reused` (and `/problems/method-not-allowed`,
-which the server sends for 405).
+Problem type list lacks `/problems/idempotency-key-reused`.
 
 Not collected by a run of Tests/gateway (collect_ignore_glob); run by naming the file:
 `.venv/bin/python -m pytest -q Tests/gateway/pending/test_gateway_pending_idempotency.py`.
