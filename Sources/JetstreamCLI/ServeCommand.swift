@@ -114,14 +114,20 @@ struct ServeCommand: AsyncParsableCommand {
         try server.start()
         let boundPort = server.boundPorts.first ?? port
         let shownHost = host.contains(":") ? "[\(host)]" : host
-        print("jetstream listening on http://\(shownHost):\(boundPort)")
-        fflush(nil)
-        logger.info(
-            "serving",
-            metadata: ["address": "http://\(shownHost):\(boundPort)", "schema": "\(schema ?? "built-in demo")"])
-
         let group = ServiceGroup(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        try await group.run()
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            tasks.addTask {
+                // Announce only once SIGTERM is handled gracefully (see SignalReadiness).
+                await SignalReadiness.wait()
+                print("jetstream listening on http://\(shownHost):\(boundPort)")
+                fflush(nil)
+                logger.info(
+                    "serving",
+                    metadata: ["address": "http://\(shownHost):\(boundPort)", "schema": "\(schema ?? "built-in demo")"])
+            }
+            try await tasks.waitForAll()
+        }
         logger.info("stopped")
     }
 

@@ -3,10 +3,15 @@ import Glibc
 /// Waits until the process can take SIGTERM gracefully. swift-service-lifecycle ignores the signal
 /// and lets libdispatch receive it through a `signalfd`, registered asynchronously after the
 /// service group starts; a SIGTERM before that would be lost (or kill the process). Announcing
-/// `LISTENING` only afterwards makes "SIGTERM → graceful exit 0" hold from the first moment.
-enum SignalReadiness {
+/// "listening" only afterwards makes "SIGTERM → graceful exit 0" hold from the first moment.
+///
+/// ```swift
+/// tasks.addTask { try await serviceGroup.run() }
+/// tasks.addTask { await SignalReadiness.wait(); print("listening on …") }
+/// ```
+public enum SignalReadiness {
     /// Returns once a signalfd exists in this process, or after `seconds`.
-    static func wait(seconds: Double = 10) async {
+    public static func wait(seconds: Double = 10) async {
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(seconds)
         while clock.now < deadline, !hasSignalDescriptor() {
@@ -14,7 +19,7 @@ enum SignalReadiness {
         }
     }
 
-    static func hasSignalDescriptor() -> Bool {
+    public static func hasSignalDescriptor() -> Bool {
         guard let directory = opendir("/proc/self/fd") else { return true }
         defer { closedir(directory) }
         var target = [CChar](repeating: 0, count: 256)
