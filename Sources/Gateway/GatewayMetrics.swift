@@ -101,14 +101,18 @@ public final class GatewayMetrics: Sendable {
 
     /// Counts one answered request (wire it to ``HTTPServerConfiguration/accessLog``).
     public func recordRequest(_ entry: AccessLogEntry) {
-        let route = GatewayRoute(target: entry.target)
-        requestDurations[route.rawValue].recordNanoseconds(entry.duration.nanosecondsClamped)
-        let key = route.rawValue << 16 | (entry.status & 0xFFFF)
+        recordRequest(target: entry.target, status: entry.status, duration: entry.duration)
+    }
+
+    func recordRequest(target: String, status: Int, duration: Duration) {
+        let route = GatewayRoute(target: target)
+        requestDurations[route.rawValue].recordNanoseconds(duration.nanosecondsClamped)
+        let key = route.rawValue << 16 | (status & 0xFFFF)
         let counter = requestCounters.withLock { counters in
             if let existing = counters[key] { return existing }
             let created = CoreMetrics.Counter(
                 label: "jetstream_http_requests_total",
-                dimensions: [("route", route.label), ("status", String(entry.status))], factory: factory)
+                dimensions: [("route", route.label), ("status", String(status))], factory: factory)
             counters[key] = created
             return created
         }
