@@ -45,7 +45,8 @@ extension Gateway {
                     }
                 }
                 if let idempotency {
-                    hub.submitOnce(changeSet, to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: answer)
+                    hub.submitOnce(
+                        changeSet, to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: answer)
                 } else {
                     hub.submit(changeSet, to: handle, ifMatch: ifMatch, completion: answer)
                 }

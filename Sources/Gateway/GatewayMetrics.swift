@@ -86,7 +86,8 @@ public final class GatewayMetrics: Sendable {
         idempotentReplays = CoreMetrics.Counter(label: "jetstream_idempotent_replays_total", factory: factory)
         openStreams = CoreMetrics.Gauge(label: "jetstream_sse_streams_open", factory: factory)
         openConnections = CoreMetrics.Gauge(label: "jetstream_http_connections_open", factory: factory)
-        droppedSlowSubscribers = CoreMetrics.Counter(label: "jetstream_sse_slow_subscribers_dropped_total", factory: factory)
+        droppedSlowSubscribers = CoreMetrics.Counter(
+            label: "jetstream_sse_slow_subscribers_dropped_total", factory: factory)
         requestDurations = GatewayRoute.allCases.map { route in
             CoreMetrics.Timer(
                 label: "jetstream_http_request_duration_seconds", dimensions: [("route", route.label)],

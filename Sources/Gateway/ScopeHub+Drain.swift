@@ -1,7 +1,7 @@
-import Logging
-import Synchronization
 import HTTPServer
+import Logging
 import Store
+import Synchronization
 
 extension ScopeHub {
     /// The in-band event every open stream gets when the gateway drains, before it ends:

@@ -1,9 +1,9 @@
 import HTTPServer
 import HTTPTypes
-import Logging
-import Synchronization
 import JetstreamModel
+import Logging
 import Store
+import Synchronization
 
 extension ScopeHub {
     /// Submits a change set that carries an `Idempotency-Key`: the first request with the key is
@@ -55,7 +55,8 @@ extension ScopeHub {
                         Problem(
                             .idempotencyKeyReused,
                             detail:
-                                "Idempotency-Key '\(key)' was already used for a different request body; use a new key")))
+                                "Idempotency-Key '\(key)' was already used for a different request body; use a new key")
+                    ))
             }
         }
     }

@@ -234,7 +234,8 @@ def test_sigterm_ends_open_streams_cleanly_and_exits_0(start_server):
     stream = SSEStream(server.url, events_path("demo"))
     assert stream.expect_event().type == "snapshot"
     assert server.stop() == 0
-    assert stream.read_to_end(timeout=30) == []
+    # The drain tells the stream to go (docs/gateway.md, "Readiness and drain"), then ends it.
+    assert [event.type for event in stream.read_to_end(timeout=30)] == ["closing"]
     assert stream.eof
     stream.close()
 
