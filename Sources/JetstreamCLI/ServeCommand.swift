@@ -140,16 +140,20 @@ struct ServeCommand: AsyncParsableCommand {
         try server.start()
         let boundPort = server.boundPorts.first ?? port
         let shownHost = host.contains(":") ? "[\(host)]" : host
-        print("jetstream listening on http://\(shownHost):\(boundPort)")
-        fflush(nil)
-        logger.info(
-            "serving",
-            metadata: ["address": "http://\(shownHost):\(boundPort)", "schema": "\(schema ?? "built-in demo")"])
+        let schemaName = schema ?? "built-in demo"
+        // Announced from inside the group, once SIGTERM is trapped: a supervisor that signals
+        // right after the line gets a graceful shutdown, never the default kill.
+        let announcement = StartupAnnouncement {
+            print("jetstream listening on http://\(shownHost):\(boundPort)")
+            fflush(nil)
+            logger.info(
+                "serving", metadata: ["address": "http://\(shownHost):\(boundPort)", "schema": "\(schemaName)"])
+        }
 
         // Shut down in reverse: the drain (readiness false, streams closed) before the server.
         let drain = GatewayDrainService(hub: hub, drainDelay: .seconds(drainDelay))
         let group = ServiceGroup(
-            services: [server, drain], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            services: [server, drain, announcement], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
         logger.info("stopped")
     }
