@@ -138,6 +138,7 @@ paths:
           description: "`If-None-Match` names the current version."
           headers:
             ETag: { $ref: "#/components/headers/ETag" }
+        "400": { $ref: "#/components/responses/BadRequest" }
         "404": { $ref: "#/components/responses/NotFound" }
     delete:
       tags: [scopes]
@@ -145,6 +146,7 @@ paths:
       summary: "Delete a scope; open event streams receive `event: deleted` and end."
       responses:
         "204": { description: Deleted. }
+        "400": { $ref: "#/components/responses/BadRequest" }
         "404": { $ref: "#/components/responses/NotFound" }
   /v1/scopes/{name}/objects/{uuid}:
     parameters:
