@@ -68,3 +68,22 @@ def test_open_event_streams_are_a_gauge(start_server):
         second.expect_event()
         assert samples(api)["jetstream_sse_streams_open"] == 2
     api.close()
+
+
+def test_a_dropped_slow_subscriber_is_counted(start_server):
+    server = start_server("--max-pending-bytes", "65536")
+    api = Api(server.url)
+    name, state = api.create_canvas()
+    assert samples(api)["jetstream_sse_slow_subscribers_dropped_total"] == 0
+    stream = SSEStream(server.url, f"/v1/scopes/{name}/events", receive_buffer=4096)
+    try:
+        assert stream.expect_event().type == "snapshot"
+        # The subscriber stops reading while ~9 MB are accepted (as in test_gateway_events.py).
+        for n in range(300):
+            api.apply(name, [change(state["rootUUID"], "Canvas", name=f"{n:04}" + "x" * 30_000)])
+        stream.read_to_end(timeout=90)
+        assert stream.eof
+    finally:
+        stream.close()
+    assert samples(api)["jetstream_sse_slow_subscribers_dropped_total"] == 1
+    api.close()
