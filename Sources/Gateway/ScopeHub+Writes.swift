@@ -63,7 +63,7 @@ extension ScopeHub {
                     metrics.recordCommit(since: appendStarted)
                     didCommit(
                         payload, state: applied.state, of: handle, result: result, fragmentCount: fragmentCount,
-                        completion: completion)
+                        encodedAnswer: record?.response, completion: completion)
                 }
                 return .success((applied.state, payload))
             }
@@ -80,7 +80,7 @@ extension ScopeHub {
     /// Runs on the store's commit thread, in version order per scope.
     private func didCommit(
         _ payload: ChangeSetPayload, state: ScopeState, of handle: ScopeHandle, result: Result<Void, StoreError>,
-        fragmentCount: Int, completion: @escaping @Sendable (SubmitOutcome) -> Void
+        fragmentCount: Int, encodedAnswer: [UInt8]? = nil, completion: @escaping @Sendable (SubmitOutcome) -> Void
     ) {
         switch result {
         case .success:
@@ -95,8 +95,9 @@ extension ScopeHub {
                 handle.subscribers.broadcast(encoded: event)
             }
             metrics.recordFanOut(since: committedAt)
-            completion(
-                .accepted(body: payload.acceptedResponse(fragmentCount: fragmentCount), version: payload.version))
+            // A keyed request's answer was encoded once already, for its idempotency record.
+            let body = encodedAnswer ?? payload.acceptedResponse(fragmentCount: fragmentCount)
+            completion(.accepted(body: body, version: payload.version))
             if configuration.snapshotInterval > 0, payload.version % configuration.snapshotInterval == 0 {
                 writeSnapshot(state, of: handle)
             }
