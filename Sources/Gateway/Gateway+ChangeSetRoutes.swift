@@ -6,7 +6,8 @@ extension Gateway {
     func addChangeSetRoutes(to router: inout Router) {
         let hub = self.hub
         router.post("/v1/scopes/{name}/changesets") { request, context, responder in
-            let prepared = Result { () throws(Problem) -> (ScopeHandle, ChangeSet, EntityTag.Condition?) in
+            let prepared = Result {
+                () throws(Problem) -> (ScopeHandle, ChangeSet, EntityTag.Condition?, IdempotencyRequest?) in
                 let handle = try hub.existingHandle(context.parameters["name"] ?? "")
                 var ifMatch: EntityTag.Condition?
                 if let header = request.headerFields[.ifMatch] {
@@ -25,19 +26,29 @@ extension Gateway {
                         .invalidChangeSet, detail: "a change set needs at least one fragment",
                         extensions: ["fragmentReplies": .array([])])
                 }
-                return (handle, ChangeSet(json: fragments), ifMatch)
+                return (handle, ChangeSet(json: fragments), ifMatch, try IdempotencyRequest(request))
             }
             switch prepared {
             case .failure(let problem):
+                hub.metrics.countRejected(problem.kind)
                 responder.respond(problem.response)
-            case .success(let (handle, changeSet, ifMatch)):
-                hub.submit(changeSet, to: handle, ifMatch: ifMatch) { outcome in
+            case .success(let (handle, changeSet, ifMatch, idempotency)):
+                let answer: @Sendable (SubmitOutcome) -> Void = { outcome in
+                    hub.metrics.count(outcome)
                     switch outcome {
                     case .accepted(let body, let version):
                         responder.respond(Self.json(body, version: version))
                     case .failed(let problem):
                         responder.respond(problem.response)
+                    case .replayed(let record):
+                        responder.respond(IdempotencyRequest.replay(record))
                     }
+                }
+                if let idempotency {
+                    hub.submitOnce(
+                        changeSet, to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: answer)
+                } else {
+                    hub.submit(changeSet, to: handle, ifMatch: ifMatch, completion: answer)
                 }
             }
         }

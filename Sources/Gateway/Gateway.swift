@@ -23,8 +23,7 @@ public struct Gateway: Sendable {
     }
 
     public func addRoutes(to router: inout Router) {
-        router.get("/healthz") { _, _ in .json(#"{"status":"ok"}"#) }
-        router.get("/readyz") { _, _ in .json(#"{"status":"ready"}"#) }
+        addOperationRoutes(to: &router)
         router.get("/openapi.yaml") { [openAPIBytes] _, _ in
             HTTPServerResponse(status: .ok, headerFields: [.contentType: "application/yaml"], body: openAPIBytes)
         }

@@ -138,6 +138,7 @@ paths:
           description: "`If-None-Match` names the current version."
           headers:
             ETag: { $ref: "#/components/headers/ETag" }
+        "400": { $ref: "#/components/responses/BadRequest" }
         "404": { $ref: "#/components/responses/NotFound" }
     delete:
       tags: [scopes]
@@ -145,6 +146,7 @@ paths:
       summary: "Delete a scope; open event streams receive `event: deleted` and end."
       responses:
         "204": { description: Deleted. }
+        "400": { $ref: "#/components/responses/BadRequest" }
         "404": { $ref: "#/components/responses/NotFound" }
   /v1/scopes/{name}/objects/{uuid}:
     parameters:
@@ -200,7 +202,14 @@ paths:
           schema: { type: string }
         - name: Idempotency-Key
           in: header
-          description: A retry with the same key and body replays the first outcome.
+          description: |
+            A retry with the same key and the same body gets the first outcome again (status and
+            body, with `Idempotent-Replayed: true`), whether it was an accept (200) or a final
+            rejection (412, 422). The key is stored in the same durable commit as the change set
+            and kept for `--idempotency-ttl` seconds (default 86400), per scope. The same key with
+            another body → `422 idempotency-key-reused`; while the first request with the key is
+            still being decided → `409 idempotency-key-in-flight` (retry after it is answered).
+            1 to 255 visible ASCII characters (a structured-field string `"…"` means its content).
           schema: { type: string, minLength: 1, maxLength: 255 }
       requestBody:
         required: true
@@ -215,9 +224,10 @@ paths:
                   items: { $ref: "#/components/schemas/SyncFragment" }
       responses:
         "200":
-          description: Accepted.
+          description: Accepted (or, with `Idempotent-Replayed`, accepted the first time).
           headers:
             ETag: { $ref: "#/components/headers/ETag" }
+            Idempotent-Replayed: { $ref: "#/components/headers/IdempotentReplayed" }
           content:
             application/json:
               schema:
@@ -248,9 +258,27 @@ paths:
                     required: [version]
                     properties:
                       version: { $ref: "#/components/schemas/Version" }
+        "409":
+          description: A request with the same `Idempotency-Key` is still in flight.
+          headers:
+            Retry-After: { schema: { type: string } }
+          content:
+            application/problem+json:
+              schema: { $ref: "#/components/schemas/Problem" }
         "413": { $ref: "#/components/responses/Problem" }
         "415": { $ref: "#/components/responses/Problem" }
-        "422": { $ref: "#/components/responses/InvalidChangeSet" }
+        "422":
+          description: |
+            The change set was rejected (`invalid-change-set`, with `fragmentReplies`; nothing was
+            applied), or its `Idempotency-Key` was used for another body (`idempotency-key-reused`).
+          headers:
+            Idempotent-Replayed: { $ref: "#/components/headers/IdempotentReplayed" }
+          content:
+            application/problem+json:
+              schema:
+                oneOf:
+                  - $ref: "#/components/schemas/InvalidChangeSetProblem"
+                  - $ref: "#/components/schemas/IdempotencyKeyReusedProblem"
     get:
       tags: [changesets]
       operationId: getChangeSets
@@ -331,6 +359,7 @@ paths:
                 reset: { $ref: "#/components/schemas/ScopeState" }
                 changeset: { $ref: "#/components/schemas/ChangeSetEvent" }
                 error: { $ref: "#/components/schemas/Problem" }
+                closing: { $ref: "#/components/schemas/ClosingEvent" }
         "404": { $ref: "#/components/responses/NotFound" }
         "406": { $ref: "#/components/responses/Problem" }
   /healthz:
@@ -353,6 +382,9 @@ paths:
       tags: [operations]
       operationId: ready
       summary: Readiness (store reachable, not draining).
+      description: |
+        `503 not-ready` from the moment the gateway starts draining on SIGTERM (and while the
+        store does not answer a read); `/healthz` stays 200 until the process exits.
       responses:
         "200":
           description: Ready.
@@ -364,6 +396,25 @@ paths:
                 properties:
                   status: { type: string }
         "503": { $ref: "#/components/responses/Problem" }
+  /metrics:
+    get:
+      tags: [operations]
+      operationId: metrics
+      summary: Prometheus metrics (text exposition format 0.0.4).
+      description: |
+        Requests by route and status (`jetstream_http_requests_total`), request latency
+        (`jetstream_http_request_duration_seconds`), open event streams
+        (`jetstream_sse_streams_open`), change sets by outcome and problem type
+        (`jetstream_changesets_total`), commit latency (`jetstream_commit_duration_seconds`),
+        fan-out lag (`jetstream_fanout_lag_seconds`), dropped slow subscribers
+        (`jetstream_sse_slow_subscribers_dropped_total`), idempotent replays
+        (`jetstream_idempotent_replays_total`). See docs/gateway.md.
+      responses:
+        "200":
+          description: The metrics.
+          content:
+            text/plain:
+              schema: { type: string }
   /openapi.yaml:
     get:
       tags: [operations]
@@ -386,6 +437,9 @@ components:
     ETag:
       description: The scope version, quoted (`"42"`).
       schema: { type: string, pattern: '^"[0-9]+"$' }
+    IdempotentReplayed:
+      description: "`true` on an answer replayed for a retried `Idempotency-Key`."
+      schema: { type: string, enum: ["true"] }
   responses:
     Problem:
       description: An RFC 9457 problem.
@@ -417,6 +471,29 @@ components:
                     type: array
                     items: { $ref: "#/components/schemas/FragmentReply" }
   schemas:
+    InvalidChangeSetProblem:
+      allOf:
+        - $ref: "#/components/schemas/Problem"
+        - type: object
+          required: [fragmentReplies]
+          properties:
+            type: { const: /problems/invalid-change-set }
+            fragmentReplies:
+              description: One reply per fragment, aligned with the request's fragments.
+              type: array
+              items: { $ref: "#/components/schemas/FragmentReply" }
+    IdempotencyKeyReusedProblem:
+      allOf:
+        - $ref: "#/components/schemas/Problem"
+        - type: object
+          properties:
+            type: { const: /problems/idempotency-key-reused }
+    ClosingEvent:
+      description: The `closing` event's data, sent when the gateway drains; reconnect with `Last-Event-ID`.
+      type: object
+      required: [reason]
+      properties:
+        reason: { type: string, const: shutdown }
     ScopeName:
       type: string
       pattern: '^[A-Za-z0-9._~-]{1,128}$'
@@ -517,8 +594,9 @@ components:
         `invalid-json`, `not-found`, `method-not-allowed`, `request-timeout`, `uri-too-long`,
         `headers-too-large`, `expectation-failed`, `not-implemented`,
         `http-version-not-supported`, `scope-exists`, `invalid-change-set`,
-        `precondition-failed`, `history-gone`, `payload-too-large`, `unsupported-media-type`,
-        `not-acceptable`, `slow-consumer`, `not-ready`, `store-unavailable`, `internal`.
+        `precondition-failed`, `idempotency-key-reused`, `idempotency-key-in-flight`,
+        `history-gone`, `payload-too-large`, `unsupported-media-type`, `not-acceptable`,
+        `slow-consumer`, `not-ready`, `store-unavailable`, `internal`.
       required: [type, title, status]
       properties:
         type: { type: string }

@@ -16,6 +16,8 @@ public enum ProblemKind: String, Sendable, CaseIterable {
     case scopeExists = "scope-exists"
     case invalidChangeSet = "invalid-change-set"
     case preconditionFailed = "precondition-failed"
+    case idempotencyKeyReused = "idempotency-key-reused"
+    case idempotencyKeyInFlight = "idempotency-key-in-flight"
     case historyGone = "history-gone"
     case payloadTooLarge = "payload-too-large"
     case unsupportedMediaType = "unsupported-media-type"
@@ -40,7 +42,8 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .expectationFailed: .expectationFailed
         case .notImplemented: .notImplemented
         case .httpVersionNotSupported: HTTPResponse.Status(code: 505)
-        case .scopeExists: .conflict
+        case .scopeExists, .idempotencyKeyInFlight: .conflict
+        case .idempotencyKeyReused: .unprocessableContent
         case .invalidChangeSet: .unprocessableContent
         case .preconditionFailed: .preconditionFailed
         case .historyGone: .gone
@@ -69,6 +72,8 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .scopeExists: "The scope already exists"
         case .invalidChangeSet: "Change set rejected"
         case .preconditionFailed: "The scope is not at the expected version"
+        case .idempotencyKeyReused: "The idempotency key was used for another request"
+        case .idempotencyKeyInFlight: "A request with this idempotency key is in flight"
         case .historyGone: "The requested history is no longer retained"
         case .payloadTooLarge: "The body is too large"
         case .unsupportedMediaType: "Unsupported media type"

@@ -36,6 +36,11 @@ extension ScopeHub {
                 stream.loop.execute { stream.close() }
                 return nil
             }
+            if drainState.isDraining {
+                stream.sendEncoded(Self.closingEvent)
+                stream.loop.execute { stream.close() }
+                return nil
+            }
             let committed = runtime.committed.version
             switch start {
             case .after(let version) where version == committed:

@@ -18,6 +18,10 @@ public final class ScopeHub: Sendable {
     let store: any ChangeLogStore
     let logger: Logger
     let scopes = Mutex<[String: ScopeHandle]>([:])
+    /// Prometheus metrics of this hub (served at `/metrics`).
+    public let metrics = GatewayMetrics()
+    /// Readiness and drain state (`/readyz`, SIGTERM).
+    let drainState = DrainState()
 
     public init(configuration: GatewayConfiguration, store: any ChangeLogStore, logger: Logger) {
         self.configuration = configuration

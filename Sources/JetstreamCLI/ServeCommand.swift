@@ -15,7 +15,16 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve scopes over HTTP (REST + Server-Sent Events).",
-        discussion: "Every option can also be set with the environment variable named in its help.")
+        discussion: """
+            Every option can also be set with the environment variable named in its help, or in a \
+            YAML file given with --config (keys are the option names). Precedence: flags, then the \
+            environment, then the file, then the defaults.
+            """)
+
+    @Option(help: "YAML file of serve options (keys are the option names). [JETSTREAM_CONFIG]")
+    var config: String?
+    @Flag(help: "Print the effective configuration as YAML and exit.")
+    var printConfig = false
 
     @Option(help: "Address to listen on; '::' for all IPv6 and IPv4 addresses. [JETSTREAM_HOST]")
     var host = EnvironmentDefault.value("JETSTREAM_HOST", "127.0.0.1")
@@ -51,6 +60,13 @@ struct ServeCommand: AsyncParsableCommand {
     var maxPendingBytes = EnvironmentDefault.value("JETSTREAM_MAX_PENDING_BYTES", 1 << 20)
     @Option(help: "Seconds in-flight work may take on shutdown. [JETSTREAM_GRACE_PERIOD]")
     var gracePeriod = EnvironmentDefault.value("JETSTREAM_GRACE_PERIOD", 10.0)
+    @Option(
+        help:
+            "Seconds between readiness turning false (streams closed) and the listener closing on SIGTERM. [JETSTREAM_DRAIN_DELAY]"
+    )
+    var drainDelay = EnvironmentDefault.value("JETSTREAM_DRAIN_DELAY", 0.0)
+    @Option(help: "Seconds an Idempotency-Key and its outcome are kept. [JETSTREAM_IDEMPOTENCY_TTL]")
+    var idempotencyTTL = EnvironmentDefault.value("JETSTREAM_IDEMPOTENCY_TTL", 86_400.0)
     @Flag(inversion: .prefixedNo, help: "One log line per request (label jetstream.access). [JETSTREAM_ACCESS_LOG]")
     var accessLog = EnvironmentDefault.value("JETSTREAM_ACCESS_LOG", true)
     @Option(help: "Log format: text or json. [JETSTREAM_LOG_FORMAT]")
@@ -68,9 +84,17 @@ struct ServeCommand: AsyncParsableCommand {
         guard resumeBuffer >= 0 else { throw ValidationError("--resume-buffer must be ≥ 0") }
         guard loops >= 1 else { throw ValidationError("--loops must be at least 1") }
         guard heartbeatInterval > 0 else { throw ValidationError("--heartbeat-interval must be positive") }
+        guard drainDelay >= 0 else { throw ValidationError("--drain-delay must be ≥ 0") }
+        guard gracePeriod >= 0 else { throw ValidationError("--grace-period must be ≥ 0") }
+        guard idempotencyTTL > 0 else { throw ValidationError("--idempotency-ttl must be positive") }
+        try validateConfigFile()
     }
 
     func run() async throws {
+        if printConfig {
+            print(effectiveConfigurationYAML(), terminator: "")
+            return
+        }
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let json = logFormat == "json"
         LoggingSystem.bootstrap { label in
@@ -85,6 +109,7 @@ struct ServeCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
         var storeConfiguration = SQLiteStore.Configuration()
         storeConfiguration.retainedChangeSets = historyLimit
+        storeConfiguration.idempotencyTTLMilliseconds = Int64((idempotencyTTL * 1000).rounded())
         let storePath = (dataDir as NSString).appendingPathComponent("jetstream.sqlite")
         let store = try SQLiteStore(
             path: storePath, configuration: storeConfiguration, logger: Logger(label: "jetstream.store"))
@@ -110,24 +135,26 @@ struct ServeCommand: AsyncParsableCommand {
 
         var router = Router()
         Gateway(hub: hub).addRoutes(to: &router)
-        let server = HTTPServer(configuration: httpConfiguration(), router: router, logger: logger)
+        let server = HTTPServer(configuration: httpConfiguration(metrics: hub.metrics), router: router, logger: logger)
+        hub.metrics.observe(server)
         try server.start()
         let boundPort = server.boundPorts.first ?? port
         let shownHost = host.contains(":") ? "[\(host)]" : host
-        let group = ServiceGroup(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            tasks.addTask {
-                // Announce only once SIGTERM is handled gracefully (see SignalReadiness).
-                await SignalReadiness.wait()
-                print("jetstream listening on http://\(shownHost):\(boundPort)")
-                fflush(nil)
-                logger.info(
-                    "serving",
-                    metadata: ["address": "http://\(shownHost):\(boundPort)", "schema": "\(schema ?? "built-in demo")"])
-            }
-            try await tasks.waitForAll()
+        let schemaName = schema ?? "built-in demo"
+        // Announced from inside the group, once SIGTERM is trapped: a supervisor that signals
+        // right after the line gets a graceful shutdown, never the default kill.
+        let announcement = StartupAnnouncement {
+            print("jetstream listening on http://\(shownHost):\(boundPort)")
+            fflush(nil)
+            logger.info(
+                "serving", metadata: ["address": "http://\(shownHost):\(boundPort)", "schema": "\(schemaName)"])
         }
+
+        // Shut down in reverse: the drain (readiness false, streams closed) before the server.
+        let drain = GatewayDrainService(hub: hub, drainDelay: .seconds(drainDelay))
+        let group = ServiceGroup(
+            services: [server, drain, announcement], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        try await group.run()
         logger.info("stopped")
     }
 
@@ -141,7 +168,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    private func httpConfiguration() -> HTTPServerConfiguration {
+    private func httpConfiguration(metrics: GatewayMetrics) -> HTTPServerConfiguration {
         var configuration = HTTPServerConfiguration(addresses: [.tcp(host: host, port: port)], loopCount: loops)
         configuration.maxBodyBytes = maxBodyBytes
         configuration.maxHeaderBytes = maxHeaderBytes
@@ -155,6 +182,7 @@ struct ServeCommand: AsyncParsableCommand {
         if accessLog {
             let access = Logger(label: "jetstream.access")
             configuration.accessLog = { entry in
+                metrics.recordRequest(entry)
                 access.info(
                     "\(entry.method) \(entry.target) \(entry.version) \(entry.status)",
                     metadata: [
@@ -162,6 +190,8 @@ struct ServeCommand: AsyncParsableCommand {
                         "ms": "\(Self.milliseconds(entry.duration))",
                     ])
             }
+        } else {
+            configuration.accessLog = { entry in metrics.recordRequest(entry) }
         }
         return configuration
     }

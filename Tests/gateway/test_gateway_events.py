@@ -230,6 +230,17 @@ def test_a_gzip_stream_delivers_each_event_as_it_happens(api, server):
             assert (event.type, event.json()) == ("changeset", as_event(answer))
 
 
+def test_sigterm_ends_open_streams_cleanly_and_exits_0(start_server):
+    server = start_server()
+    stream = SSEStream(server.url, events_path("demo"))
+    assert stream.expect_event().type == "snapshot"
+    assert server.stop() == 0
+    # The drain tells the stream to go (docs/gateway.md, "Readiness and drain"), then ends it.
+    assert [event.type for event in stream.read_to_end(timeout=30)] == ["closing"]
+    assert stream.eof
+    stream.close()
+
+
 def test_a_stream_resumes_across_a_restart_without_a_snapshot(start_server):
     server = start_server()
     api = Api(server.url)
