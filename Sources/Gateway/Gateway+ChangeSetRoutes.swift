@@ -5,7 +5,8 @@ import JetstreamModel
 extension Gateway {
     func addChangeSetRoutes(to router: inout Router) {
         let hub = self.hub
-        router.post("/v1/scopes/{name}/changesets") { request, context, responder in
+        let maxFragments = access.policy.maxFragments
+        router.post("/v1/scopes/{name}/changesets", guarded(.write) { request, context, responder, _ in
             let prepared = Result { () throws(Problem) -> (ScopeHandle, ChangeSet, EntityTag.Condition?) in
                 let handle = try hub.existingHandle(context.parameters["name"] ?? "")
                 var ifMatch: EntityTag.Condition?
@@ -19,6 +20,11 @@ extension Gateway {
                 guard let fragments = body["fragments"]?.array else {
                     throw Problem(
                         .badRequest, detail: #"the body must be {"fragments":[…]}, an object with a fragments array"#)
+                }
+                guard fragments.count <= maxFragments else {
+                    throw Problem(
+                        .tooManyFragments,
+                        detail: "the change set has \(fragments.count) fragments; at most \(maxFragments) are accepted")
                 }
                 guard !fragments.isEmpty else {
                     throw Problem(
@@ -40,9 +46,9 @@ extension Gateway {
                     }
                 }
             }
-        }
+        })
 
-        router.get("/v1/scopes/{name}/changesets") { request, context in
+        router.get("/v1/scopes/{name}/changesets", guarded(.read, async: { request, context in
             await Self.answerAsync { () async throws(Problem) in
                 let handle = try hub.existingHandle(context.parameters["name"] ?? "")
                 guard request.queryValue("since") != nil else {
@@ -54,6 +60,6 @@ extension Gateway {
                     range: 1...hub.configuration.maxHistoryPage)!
                 return Self.json(try await hub.history(of: handle, since: since, limit: limit))
             }
-        }
+        }))
     }
 }

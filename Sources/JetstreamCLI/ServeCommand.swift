@@ -57,6 +57,8 @@ struct ServeCommand: AsyncParsableCommand {
     var logFormat = EnvironmentDefault.value("JETSTREAM_LOG_FORMAT", "text")
     @Option(help: "Log level: trace, debug, info, notice, warning, error. [JETSTREAM_LOG_LEVEL]")
     var logLevel = EnvironmentDefault.value("JETSTREAM_LOG_LEVEL", "info")
+    @OptionGroup(title: "Auth, CORS, proxies and limits")
+    var accessOptions: AccessOptions
 
     func validate() throws {
         guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json") }
@@ -108,9 +110,20 @@ struct ServeCommand: AsyncParsableCommand {
             ])
         if schema == nil { try await hub.ensureDemoScope() }
 
+        let access: AccessControl
+        do {
+            access = try await AccessControl.make(policy: try accessOptions.policy(maxFragments: maxFragments))
+        } catch {
+            logger.critical("cannot configure auth", metadata: ["error": "\(error)"])
+            throw ExitCode(78)
+        }
+        if access.policy.auth.isEnabled { logger.info("\(access.summary)") } else { logger.warning("\(access.summary)") }
+        let gateway = Gateway(hub: hub, access: access)
         var router = Router()
-        Gateway(hub: hub).addRoutes(to: &router)
-        let server = HTTPServer(configuration: httpConfiguration(), router: router, logger: logger)
+        gateway.addRoutes(to: &router)
+        var configuration = httpConfiguration(access: access)
+        configuration.responseHeaders = gateway.corsResponseHeaders
+        let server = HTTPServer(configuration: configuration, router: router, logger: logger)
         try server.start()
         let boundPort = server.boundPorts.first ?? port
         let shownHost = host.contains(":") ? "[\(host)]" : host
@@ -141,7 +154,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    private func httpConfiguration() -> HTTPServerConfiguration {
+    private func httpConfiguration(access: AccessControl) -> HTTPServerConfiguration {
         var configuration = HTTPServerConfiguration(addresses: [.tcp(host: host, port: port)], loopCount: loops)
         configuration.maxBodyBytes = maxBodyBytes
         configuration.maxHeaderBytes = maxHeaderBytes
@@ -153,12 +166,16 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.serverName = "jetstream"
         configuration.errorResponse = Problem.engineResponse
         if accessLog {
-            let access = Logger(label: "jetstream.access")
+            let trusted = access.policy.trustedProxies
+            let accessLogger = Logger(label: "jetstream.access")
             configuration.accessLog = { entry in
-                access.info(
+                let client = ClientAddress.resolve(
+                    peer: entry.remoteAddress, forwardedFor: entry.forwardedFor, forwarded: entry.forwarded,
+                    trusted: trusted)
+                accessLogger.info(
                     "\(entry.method) \(entry.target) \(entry.version) \(entry.status)",
                     metadata: [
-                        "bytes": "\(entry.bodyBytes)", "stream": "\(entry.streamed)",
+                        "client": "\(client)", "bytes": "\(entry.bodyBytes)", "stream": "\(entry.streamed)",
                         "ms": "\(Self.milliseconds(entry.duration))",
                     ])
             }
