@@ -1,8 +1,8 @@
 import Foundation
 import HTTPServer
 import HTTPTypes
-import Synchronization
 import JetstreamModel
+import Synchronization
 
 extension AccessControl {
     /// Seconds a client refused for too many streams is asked to wait.
@@ -31,7 +31,8 @@ extension AccessControl {
                 .tokenExpired, detail: "the token expired; reconnect with a fresh token and Last-Event-ID")
             deadlines.schedule(
                 stream, at: now + .milliseconds(Int64(max(0, remaining) * 1000)),
-                finalEvent: ScopeEvents.event("auth-expired", id: nil, json: JSONValue.object(problem.jsonObject).encoded()))
+                finalEvent: ScopeEvents.event(
+                    "auth-expired", id: nil, json: JSONValue.object(problem.jsonObject).encoded()))
         }
         if let maxAge = policy.streamMaxAge {
             deadlines.schedule(

@@ -1,6 +1,6 @@
 import Foundation
-import HTTPTypes
 import HTTPServer
+import HTTPTypes
 import Synchronization
 
 /// The running form of an ``AccessPolicy``: the token verifier, the rate limiter, the stream

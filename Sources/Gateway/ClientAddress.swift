@@ -22,7 +22,9 @@ public enum ClientAddress {
     }
 
     /// The real client for a request from `peer` with these forwarding headers.
-    public static func resolve(peer: String, forwardedFor: String?, forwarded: String?, trusted: TrustedProxies)
+    public static func resolve(
+        peer: String, forwardedFor: String?, forwarded: String?, trusted: TrustedProxies
+    )
         -> String
     {
         let peerHost = host(ofPeer: peer)
@@ -50,7 +52,9 @@ public enum ClientAddress {
                 let parts = pair.split(separator: "=", maxSplits: 1)
                 guard parts.count == 2, String(parts[0]).trimmingSpaces.lowercased() == "for" else { continue }
                 var node = String(parts[1]).trimmingSpaces
-                if node.hasPrefix("\""), node.hasSuffix("\""), node.count >= 2 { node = String(node.dropFirst().dropLast()) }
+                if node.hasPrefix("\""), node.hasSuffix("\""), node.count >= 2 {
+                    node = String(node.dropFirst().dropLast())
+                }
                 addresses.append(host(ofPeer: node))
             }
         }

@@ -10,13 +10,17 @@ extension Gateway {
     }
 
     typealias GrantedHandler = @Sendable (HTTPServerRequest, HTTPRequestContext, HTTPResponder, AccessGrant) -> Void
+    typealias GuardedRoute = @Sendable (HTTPServerRequest, HTTPRequestContext, HTTPResponder) -> Void
+
+    /// The gate a route passes through (see ``Router`` methods taking an ``AccessGate``).
+    func gate(_ requirement: Requirement) -> AccessGate {
+        AccessGate(gateway: self, requirement: requirement)
+    }
 
     /// Authenticates, rate-limits and authorizes a request, then runs `handler` with its grant;
     /// answers 401, 403 or 429 otherwise. A token seen before is checked at once on the loop; a
     /// new one is verified in a task first.
-    func guarded(_ requirement: Requirement, _ handler: @escaping GrantedHandler)
-        -> @Sendable (HTTPServerRequest, HTTPRequestContext, HTTPResponder) -> Void
-    {
+    func guarded(_ requirement: Requirement, _ handler: @escaping GrantedHandler) -> GuardedRoute {
         let access = self.access
         return { request, context, responder in
             let client = access.client(of: request, peer: context.remoteAddress)
@@ -44,24 +48,9 @@ extension Gateway {
         }
     }
 
-    /// ``guarded(_:_:)`` for a handler that returns its response.
-    func guarded(
-        _ requirement: Requirement, returning handler: @escaping @Sendable (HTTPServerRequest, HTTPRequestContext) -> HTTPServerResponse
-    ) -> @Sendable (HTTPServerRequest, HTTPRequestContext, HTTPResponder) -> Void {
-        guarded(requirement) { request, context, responder, _ in responder.respond(handler(request, context)) }
-    }
-
-    /// ``guarded(_:_:)`` for an async handler that returns its response.
-    func guarded(
-        _ requirement: Requirement,
-        async handler: @escaping @Sendable (HTTPServerRequest, HTTPRequestContext) async -> HTTPServerResponse
-    ) -> @Sendable (HTTPServerRequest, HTTPRequestContext, HTTPResponder) -> Void {
-        guarded(requirement) { request, context, responder, _ in
-            Task { responder.respond(await handler(request, context)) }
-        }
-    }
-
-    private static func grant(_ verified: Result<AccessGrant, TokenVerifier.Failure>, anonymous: AccessGrant)
+    private static func grant(
+        _ verified: Result<AccessGrant, TokenVerifier.Failure>, anonymous: AccessGrant
+    )
         -> Result<AccessGrant, Problem>
     {
         switch verified {

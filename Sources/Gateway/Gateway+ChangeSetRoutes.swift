@@ -6,7 +6,7 @@ extension Gateway {
     func addChangeSetRoutes(to router: inout Router) {
         let hub = self.hub
         let maxFragments = access.policy.maxFragments
-        router.post("/v1/scopes/{name}/changesets", guarded(.write) { request, context, responder, _ in
+        router.post("/v1/scopes/{name}/changesets", gate(.write)) { request, context, responder, _ in
             let prepared = Result { () throws(Problem) -> (ScopeHandle, ChangeSet, EntityTag.Condition?) in
                 let handle = try hub.existingHandle(context.parameters["name"] ?? "")
                 var ifMatch: EntityTag.Condition?
@@ -46,9 +46,9 @@ extension Gateway {
                     }
                 }
             }
-        })
+        }
 
-        router.get("/v1/scopes/{name}/changesets", guarded(.read, async: { request, context in
+        router.get("/v1/scopes/{name}/changesets", gate(.read)) { request, context in
             await Self.answerAsync { () async throws(Problem) in
                 let handle = try hub.existingHandle(context.parameters["name"] ?? "")
                 guard request.queryValue("since") != nil else {
@@ -60,6 +60,6 @@ extension Gateway {
                     range: 1...hub.configuration.maxHistoryPage)!
                 return Self.json(try await hub.history(of: handle, since: since, limit: limit))
             }
-        }))
+        }
     }
 }

@@ -5,7 +5,7 @@ extension Gateway {
     func addEventRoutes(to router: inout Router) {
         let hub = self.hub
         let access = self.access
-        router.get("/v1/scopes/{name}/events", guarded(.read) { request, context, responder, grant in
+        router.get("/v1/scopes/{name}/events", gate(.read)) { request, context, responder, grant in
             let prepared = Result { () throws(Problem) -> ScopeHandle in
                 if let accept = request.headerFields[.accept], !Self.acceptsEventStream(accept) {
                     throw Problem(.notAcceptable, detail: "this resource is text/event-stream; Accept is \(accept)")
@@ -27,7 +27,7 @@ extension Gateway {
                 access.track(stream, client: client, grant: grant)
                 hub.subscribe(stream, to: handle, start: ScopeHub.streamStart(lastEventID: lastEventID))
             }
-        })
+        }
     }
 
     static func acceptsEventStream(_ accept: String) -> Bool {

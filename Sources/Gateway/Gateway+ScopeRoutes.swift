@@ -6,8 +6,8 @@ import JetstreamModel
 extension Gateway {
     func addScopeRoutes(to router: inout Router) {
         let hub = self.hub
-        router.get("/v1/scopes", guarded(.anyClient) { request, _, responder, grant in
-            responder.respond(Self.answer { () throws(Problem) in
+        router.get("/v1/scopes", gate(.anyClient)) { request, _, grant in
+            Self.answer { () throws(Problem) in
                 let limit = try Self.integerQuery(request, "limit", fallback: 100, range: 1...1000)!
                 let after = request.queryValue("after")
                 if let after { try ScopeName.validate(after) }
@@ -26,10 +26,10 @@ extension Gateway {
                 writer.write(next.map(JSONValue.string) ?? .null)
                 writer.writeRaw("}")
                 return Self.json(writer.bytes)
-            })
-        })
+            }
+        }
 
-        router.put("/v1/scopes/{name}", guarded(.write, async: { request, context in
+        router.put("/v1/scopes/{name}", gate(.write)) { request, context in
             await Self.answerAsync { () async throws(Problem) in
                 let name = context.parameters["name"] ?? ""
                 try ScopeName.validate(name)
@@ -62,9 +62,9 @@ extension Gateway {
                 response.head.headerFields[.location] = "/v1/scopes/\(name)"
                 return response
             }
-        }))
+        }
 
-        router.get("/v1/scopes/{name}", guarded(.read, returning: { request, context in
+        router.get("/v1/scopes/{name}", gate(.read)) { request, context in
             Self.answer { () throws(Problem) in
                 let handle = try hub.existingHandle(context.parameters["name"] ?? "")
                 let version = handle.committedState.version
@@ -81,16 +81,16 @@ extension Gateway {
                 let (stateVersion, json) = handle.stateJSON()
                 return Self.json(json, version: stateVersion)
             }
-        }))
+        }
 
-        router.delete("/v1/scopes/{name}", guarded(.write, async: { _, context in
+        router.delete("/v1/scopes/{name}", gate(.write)) { _, context in
             await Self.answerAsync { () async throws(Problem) in
                 try await hub.delete(name: context.parameters["name"] ?? "")
                 return HTTPServerResponse(status: .noContent)
             }
-        }))
+        }
 
-        router.get("/v1/scopes/{name}/objects/{uuid}", guarded(.read, returning: { _, context in
+        router.get("/v1/scopes/{name}/objects/{uuid}", gate(.read)) { _, context in
             Self.answer { () throws(Problem) in
                 let handle = try hub.existingHandle(context.parameters["name"] ?? "")
                 let text = context.parameters["uuid"] ?? ""
@@ -103,6 +103,6 @@ extension Gateway {
                 }
                 return Self.json(object.encoded(), version: state.version)
             }
-        }))
+        }
     }
 }

@@ -23,7 +23,9 @@ struct AccessOptions: ParsableArguments {
     var corsOrigin: [String] = EnvironmentDefault.list("JETSTREAM_CORS_ORIGIN")
     @Flag(help: "Allow credentials (cookies, Authorization) in CORS requests. [JETSTREAM_CORS_CREDENTIALS]")
     var corsCredentials = EnvironmentDefault.value("JETSTREAM_CORS_CREDENTIALS", false)
-    @Option(help: "Proxy address or CIDR whose X-Forwarded-For/Forwarded is believed; repeatable. [JETSTREAM_TRUSTED_PROXY]")
+    @Option(
+        help: "Proxy address or CIDR whose X-Forwarded-For/Forwarded is believed; repeatable. [JETSTREAM_TRUSTED_PROXY]"
+    )
     var trustedProxy: [String] = EnvironmentDefault.list("JETSTREAM_TRUSTED_PROXY")
     @Option(help: "Requests a second per client (token subject, else address); 0 = off. [JETSTREAM_RATE_LIMIT]")
     var rateLimit = EnvironmentDefault.value("JETSTREAM_RATE_LIMIT", 0.0)
@@ -35,7 +37,10 @@ struct AccessOptions: ParsableArguments {
     var maxStreamsPerClient = EnvironmentDefault.value("JETSTREAM_MAX_STREAMS_PER_CLIENT", 100)
     @Option(help: "Open event streams in total. [JETSTREAM_MAX_STREAMS]")
     var maxStreams = EnvironmentDefault.value("JETSTREAM_MAX_STREAMS", 10_000)
-    @Option(help: "Seconds after which an event stream is closed for the client to resume; 0 = never. [JETSTREAM_STREAM_MAX_AGE]")
+    @Option(
+        help:
+            "Seconds after which an event stream is closed for the client to resume; 0 = never. [JETSTREAM_STREAM_MAX_AGE]"
+    )
     var streamMaxAge = EnvironmentDefault.value("JETSTREAM_STREAM_MAX_AGE", 0.0)
 
     func validate() throws {

@@ -117,7 +117,8 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("cannot configure auth", metadata: ["error": "\(error)"])
             throw ExitCode(78)
         }
-        if access.policy.auth.isEnabled { logger.info("\(access.summary)") } else { logger.warning("\(access.summary)") }
+        let authLevel: Logger.Level = access.policy.auth.isEnabled ? .info : .warning
+        logger.log(level: authLevel, "\(access.summary)")
         let gateway = Gateway(hub: hub, access: access)
         var router = Router()
         gateway.addRoutes(to: &router)

@@ -49,9 +49,11 @@ public final class TokenVerifier: Sendable {
         let keys = JWTKeyCollection()
         for (index, secret) in configuration.hmacSecrets.enumerated() {
             guard secret.count >= 16 else {
-                throw ConfigurationError("an HS256 secret must be at least 16 bytes (secret \(index + 1) has \(secret.count))")
+                throw ConfigurationError(
+                    "an HS256 secret must be at least 16 bytes (secret \(index + 1) has \(secret.count))")
             }
-            await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256, kid: JWKIdentifier(string: "hs256-\(index)"))
+            await keys.add(
+                hmac: HMACKey(from: secret), digestAlgorithm: .sha256, kid: JWKIdentifier(string: "hs256-\(index)"))
         }
         for (index, pem) in configuration.publicKeysPEM.enumerated() {
             let kid = JWKIdentifier(string: "pem-\(index)")
@@ -60,7 +62,8 @@ public final class TokenVerifier: Sendable {
             } else if let key = try? Insecure.RSA.PublicKey(pem: pem) {
                 await keys.add(rsa: key, digestAlgorithm: .sha256, kid: kid)
             } else {
-                throw ConfigurationError("public key \(index + 1) is neither a P-256 (ES256) nor an RSA (RS256) PEM key")
+                throw ConfigurationError(
+                    "public key \(index + 1) is neither a P-256 (ES256) nor an RSA (RS256) PEM key")
             }
         }
         for (index, json) in configuration.jwksJSON.enumerated() {
