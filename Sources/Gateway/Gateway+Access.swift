@@ -27,7 +27,13 @@ extension Gateway {
             let proceed: @Sendable (Result<AccessGrant, Problem>) -> Void = { result in
                 switch result.flatMap({ Self.admit($0, requirement, request, context, client, access) }) {
                 case .success(let grant): handler(request, context, responder, grant)
-                case .failure(let problem): responder.respond(problem.response)
+                case .failure(let problem):
+                    // Bad tokens count against the client's address too, so guessing is rate-limited.
+                    if problem.kind == .unauthorized, let limited = Self.rateLimited(access, key: "addr:" + client) {
+                        responder.respond(limited.response)
+                    } else {
+                        responder.respond(problem.response)
+                    }
                 }
             }
             let anonymous = access.policy.auth.anonymousGrant
@@ -64,14 +70,8 @@ extension Gateway {
         _ grant: AccessGrant, _ requirement: Requirement, _ request: HTTPServerRequest, _ context: HTTPRequestContext,
         _ client: String, _ access: AccessControl
     ) -> Result<AccessGrant, Problem> {
-        if let limiter = access.rateLimiter {
-            let key = grant.subject.map { "sub:" + $0 } ?? "addr:" + client
-            if case .limited(let seconds) = limiter.take(key) {
-                return .failure(
-                    Problem(
-                        .rateLimited, detail: "more than \(access.policy.rateLimit) requests a second; retry later",
-                        headers: [.retryAfter: String(seconds)]))
-            }
+        if let limited = rateLimited(access, key: grant.subject.map { "sub:" + $0 } ?? "addr:" + client) {
+            return .failure(limited)
         }
         let permission: AccessGrant.Permission
         switch requirement {
@@ -95,6 +95,14 @@ extension Gateway {
                     ]))
         }
         return .success(grant)
+    }
+
+    /// The 429 problem when `key` has no request left this second, nil when it may go on.
+    private static func rateLimited(_ access: AccessControl, key: String) -> Problem? {
+        guard let limiter = access.rateLimiter, case .limited(let seconds) = limiter.take(key) else { return nil }
+        return Problem(
+            .rateLimited, detail: "more than \(access.policy.rateLimit) requests a second; retry later",
+            headers: [.retryAfter: String(seconds)])
     }
 
     static func unauthorized(invalidToken reason: String, kind: ProblemKind = .unauthorized) -> Problem {

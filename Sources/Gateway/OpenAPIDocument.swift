@@ -23,6 +23,14 @@ info:
     see README.md for what the current build serves.
   license:
     name: Apache-2.0
+security:
+  # Auth is configured per deployment: with no JWT key every request is anonymous and may do
+  # everything; with keys, a bearer token (header, query or cookie) is needed except where the
+  # --anonymous-read / --anonymous-write patterns open a scope.
+  - {}
+  - bearerAuth: []
+  - accessTokenQuery: []
+  - accessTokenCookie: []
 servers:
   - url: http://127.0.0.1:8080
     description: "`jetstream serve` with its defaults"
@@ -37,6 +45,7 @@ paths:
     get:
       tags: [schema]
       operationId: getSchema
+      security: []
       summary: The loaded model schema.
       responses:
         "200":
@@ -75,6 +84,8 @@ paths:
                       - { $ref: "#/components/schemas/ScopeName" }
                       - { type: "null" }
         "400": { $ref: "#/components/responses/BadRequest" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
   /v1/scopes/{name}:
     parameters:
       - $ref: "#/components/parameters/ScopeName"
@@ -118,6 +129,9 @@ paths:
         "413": { $ref: "#/components/responses/Problem" }
         "415": { $ref: "#/components/responses/Problem" }
         "422": { $ref: "#/components/responses/InvalidChangeSet" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
     get:
       tags: [scopes]
       operationId: getScope
@@ -139,6 +153,9 @@ paths:
           headers:
             ETag: { $ref: "#/components/headers/ETag" }
         "404": { $ref: "#/components/responses/NotFound" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
     delete:
       tags: [scopes]
       operationId: deleteScope
@@ -146,6 +163,9 @@ paths:
       responses:
         "204": { description: Deleted. }
         "404": { $ref: "#/components/responses/NotFound" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
   /v1/scopes/{name}/objects/{uuid}:
     parameters:
       - $ref: "#/components/parameters/ScopeName"
@@ -182,6 +202,9 @@ paths:
                         key: { type: string }
         "400": { $ref: "#/components/responses/BadRequest" }
         "404": { $ref: "#/components/responses/NotFound" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
   /v1/scopes/{name}/changesets:
     parameters:
       - $ref: "#/components/parameters/ScopeName"
@@ -251,6 +274,9 @@ paths:
         "413": { $ref: "#/components/responses/Problem" }
         "415": { $ref: "#/components/responses/Problem" }
         "422": { $ref: "#/components/responses/InvalidChangeSet" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
     get:
       tags: [changesets]
       operationId: getChangeSets
@@ -281,6 +307,9 @@ paths:
         "400": { $ref: "#/components/responses/BadRequest" }
         "404": { $ref: "#/components/responses/NotFound" }
         "410": { $ref: "#/components/responses/Problem" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
   /v1/scopes/{name}/events:
     parameters:
       - $ref: "#/components/parameters/ScopeName"
@@ -295,7 +324,10 @@ paths:
         scope it starts with `event: reset` (the full state). Then every accepted change set
         follows as `event: changeset`, once and in version order; `: keep-alive` comments keep
         proxies from closing the stream. `event: deleted` ends the stream when the scope is
-        deleted. Every event's `data` is one line of JSON; `id` is the scope version.
+        deleted. `event: auth-expired` (a problem) ends it at the token's `exp`, and
+        `event: closing` (`{"reason":"rotation"}`) after `--stream-max-age`: reconnect with
+        `Last-Event-ID` (and a fresh token) to resume exactly. Every event's `data` is one line of
+        JSON; `id` is the scope version.
 
         ```
         retry: 2000
@@ -331,12 +363,22 @@ paths:
                 reset: { $ref: "#/components/schemas/ScopeState" }
                 changeset: { $ref: "#/components/schemas/ChangeSetEvent" }
                 error: { $ref: "#/components/schemas/Problem" }
+                auth-expired: { $ref: "#/components/schemas/Problem" }
+                closing:
+                  type: object
+                  required: [reason]
+                  properties:
+                    reason: { type: string, description: "`rotation` (`--stream-max-age`)." }
         "404": { $ref: "#/components/responses/NotFound" }
         "406": { $ref: "#/components/responses/Problem" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
   /healthz:
     get:
       tags: [operations]
       operationId: health
+      security: []
       summary: Liveness.
       responses:
         "200":
@@ -352,6 +394,7 @@ paths:
     get:
       tags: [operations]
       operationId: ready
+      security: []
       summary: Readiness (store reachable, not draining).
       responses:
         "200":
@@ -368,6 +411,7 @@ paths:
     get:
       tags: [operations]
       operationId: openapi
+      security: []
       summary: This document.
       responses:
         "200":
@@ -376,6 +420,25 @@ paths:
             application/yaml:
               schema: { type: string }
 components:
+  securitySchemes:
+    bearerAuth:
+      type: http
+      scheme: bearer
+      bearerFormat: JWT
+      description: |
+        A JWT (HS256, ES256 or RS256) whose claims name the scopes it may read and write:
+        `{"sub": "ada", "exp": 1767225600, "jetstream": {"read": ["canvas-*"], "write": ["canvas-7"]}}`.
+        Write implies nothing about read. `exp`, `nbf`, `iss` and `aud` are checked.
+    accessTokenQuery:
+      type: apiKey
+      in: query
+      name: access_token
+      description: The same token for clients that cannot set headers (EventSource).
+    accessTokenCookie:
+      type: apiKey
+      in: cookie
+      name: jetstream_token
+      description: The same token as a cookie (EventSource with credentials).
   parameters:
     ScopeName:
       name: name
@@ -387,6 +450,33 @@ components:
       description: The scope version, quoted (`"42"`).
       schema: { type: string, pattern: '^"[0-9]+"$' }
   responses:
+    Unauthorized:
+      description: "No valid token: `/problems/unauthorized` or `/problems/token-expired`."
+      headers:
+        WWW-Authenticate:
+          description: '`Bearer realm="jetstream"`, with `error="invalid_token"` when a token was bad.'
+          schema: { type: string }
+      content:
+        application/problem+json:
+          schema: { $ref: "#/components/schemas/Problem" }
+    Forbidden:
+      description: "The token's claims do not cover this scope and operation: `/problems/forbidden`."
+      headers:
+        WWW-Authenticate:
+          description: '`Bearer realm="jetstream", error="insufficient_scope"`.'
+          schema: { type: string }
+      content:
+        application/problem+json:
+          schema: { $ref: "#/components/schemas/Problem" }
+    TooManyRequests:
+      description: "`/problems/rate-limited` or `/problems/too-many-streams`."
+      headers:
+        Retry-After:
+          description: Seconds to wait before retrying.
+          schema: { type: integer, minimum: 1 }
+      content:
+        application/problem+json:
+          schema: { $ref: "#/components/schemas/Problem" }
     Problem:
       description: An RFC 9457 problem.
       content:
@@ -518,7 +608,9 @@ components:
         `headers-too-large`, `expectation-failed`, `not-implemented`,
         `http-version-not-supported`, `scope-exists`, `invalid-change-set`,
         `precondition-failed`, `history-gone`, `payload-too-large`, `unsupported-media-type`,
-        `not-acceptable`, `slow-consumer`, `not-ready`, `store-unavailable`, `internal`.
+        `not-acceptable`, `slow-consumer`, `not-ready`, `store-unavailable`, `internal`,
+        `unauthorized`, `forbidden`, `token-expired`, `rate-limited`, `too-many-streams`,
+        `too-many-fragments`.
       required: [type, title, status]
       properties:
         type: { type: string }

@@ -178,3 +178,15 @@ def test_stream_rotation_resumes_exactly(start_server):
         with SSEStream(server.url, f"/v1/scopes/{name}/events", {"Last-Event-ID": last_id}) as resumed:
             event = resumed.expect_event()
             assert event.type == "changeset" and int(event.id) == int(last_id) + 1
+
+
+def test_bad_tokens_are_rate_limited_by_address(start_server, tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text("a-test-secret-of-more-than-32-bytes!!")
+    server = start_server("--jwt-secret-file", str(secret), "--rate-limit", "0.2", "--rate-burst", "1")
+    with _api(server) as api:
+        guess = {"Authorization": "Bearer not.a.token"}
+        assert_problem(api.http.get("/v1/scopes/demo", headers=guess), 401, "unauthorized")
+        limited = api.http.get("/v1/scopes/demo", headers=guess)
+        assert_problem(limited, 429, "rate-limited")
+        assert retry_after(limited) >= 1
