@@ -262,3 +262,29 @@ def test_unusable_key_file_is_a_clear_start_error(jetstream_bin, tmp_path):
                              "--jwt-public-key", str(bad)], capture_output=True, timeout=120)
     assert result.returncode != 0
     assert b"neither a P-256" in result.stderr
+
+
+def test_jwks_file(start_server, tmp_path):
+    import json
+
+    ec_key = ec.generate_private_key(ec.SECP256R1())
+    rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    keys = []
+    for kid, alg, key, algorithm in (("ec-1", "ES256", ec_key, jwt.algorithms.ECAlgorithm),
+                                     ("rsa-1", "RS256", rsa_key, jwt.algorithms.RSAAlgorithm)):
+        jwk = json.loads(algorithm.to_jwk(key.public_key()))
+        jwk.update({"kid": kid, "alg": alg, "use": "sig"})
+        keys.append(jwk)
+    jwks = tmp_path / "jwks.json"
+    jwks.write_text(json.dumps({"keys": keys}))
+    server = start_server("--jwks-file", str(jwks))
+    claims = {"sub": "k", "exp": int(time.time()) + 600, "jetstream": {"read": ["canvas-*"], "write": ["canvas-*"]}}
+    with _api(server) as api:
+        name = scope_name()
+        es = jwt.encode(claims, ec_key, algorithm="ES256", headers={"kid": "ec-1"})
+        rs = jwt.encode(claims, rsa_key, algorithm="RS256", headers={"kid": "rsa-1"})
+        assert create(api, name, es).status_code == 201
+        assert api.http.get(f"/v1/scopes/{name}", headers=bearer(rs)).status_code == 200
+        stranger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        forged = jwt.encode(claims, stranger, algorithm="RS256", headers={"kid": "rsa-1"})
+        assert_problem(api.http.get(f"/v1/scopes/{name}", headers=bearer(forged)), 401, "unauthorized")
