@@ -27,6 +27,8 @@ let package = Package(
         // Metrics API and its Prometheus text exposition (neither pulls SwiftNIO).
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // JWT verification (HS256/ES256/RS256) on swift-crypto; no SwiftNIO.
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
     ],
     targets: [
         // C shims (system libraries; nghttp2 and zlib from Debian's -dev packages).
@@ -106,6 +108,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: strictSettings),
 

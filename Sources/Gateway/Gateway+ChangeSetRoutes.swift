@@ -5,7 +5,8 @@ import JetstreamModel
 extension Gateway {
     func addChangeSetRoutes(to router: inout Router) {
         let hub = self.hub
-        router.post("/v1/scopes/{name}/changesets") { request, context, responder in
+        let maxFragments = access.policy.maxFragments
+        router.post("/v1/scopes/{name}/changesets", gate(.write)) { request, context, responder, _ in
             let prepared = Result {
                 () throws(Problem) -> (ScopeHandle, ChangeSet, EntityTag.Condition?, IdempotencyRequest?) in
                 let handle = try hub.existingHandle(context.parameters["name"] ?? "")
@@ -25,6 +26,11 @@ extension Gateway {
                     throw Problem(
                         .invalidChangeSet, detail: "a change set needs at least one fragment",
                         extensions: ["fragmentReplies": .array([])])
+                }
+                guard fragments.count <= maxFragments else {
+                    throw Problem(
+                        .tooManyFragments,
+                        detail: "the change set has \(fragments.count) fragments; at most \(maxFragments) are accepted")
                 }
                 return (handle, ChangeSet(json: fragments), ifMatch, try IdempotencyRequest(request))
             }
@@ -53,7 +59,7 @@ extension Gateway {
             }
         }
 
-        router.get("/v1/scopes/{name}/changesets") { request, context in
+        router.get("/v1/scopes/{name}/changesets", gate(.read)) { request, context in
             await Self.answerAsync { () async throws(Problem) in
                 let handle = try hub.existingHandle(context.parameters["name"] ?? "")
                 guard request.queryValue("since") != nil else {

@@ -13,11 +13,14 @@ import Logging
 /// ```
 public struct Gateway: Sendable {
     public let hub: ScopeHub
+    /// Auth, limits, trusted proxies and CORS (open by default).
+    public let access: AccessControl
     let schemaJSON: [UInt8]
     let openAPIBytes: [UInt8]
 
-    public init(hub: ScopeHub) {
+    public init(hub: ScopeHub, access: AccessControl = .open()) {
         self.hub = hub
+        self.access = access
         schemaJSON = hub.configuration.schema.jsonValue.encoded()
         openAPIBytes = Array(OpenAPIDocument.yaml.utf8)
     }
@@ -31,6 +34,7 @@ public struct Gateway: Sendable {
         addScopeRoutes(to: &router)
         addChangeSetRoutes(to: &router)
         addEventRoutes(to: &router)
+        addPreflightRoutes(to: &router)
     }
 
     /// Runs `body`, answering a thrown ``Problem`` as problem+json.

@@ -23,6 +23,14 @@ info:
     see README.md for what the current build serves.
   license:
     name: Apache-2.0
+security:
+  # Auth is configured per deployment: with no JWT key every request is anonymous and may do
+  # everything; with keys, a bearer token (header, query or cookie) is needed except where the
+  # --anonymous-read / --anonymous-write patterns open a scope.
+  - {}
+  - bearerAuth: []
+  - accessTokenQuery: []
+  - accessTokenCookie: []
 servers:
   - url: http://127.0.0.1:8080
     description: "`jetstream serve` with its defaults"
@@ -37,6 +45,7 @@ paths:
     get:
       tags: [schema]
       operationId: getSchema
+      security: []
       summary: The loaded model schema.
       responses:
         "200":
@@ -75,6 +84,8 @@ paths:
                       - { $ref: "#/components/schemas/ScopeName" }
                       - { type: "null" }
         "400": { $ref: "#/components/responses/BadRequest" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
   /v1/scopes/{name}:
     parameters:
       - $ref: "#/components/parameters/ScopeName"
@@ -118,6 +129,9 @@ paths:
         "413": { $ref: "#/components/responses/Problem" }
         "415": { $ref: "#/components/responses/Problem" }
         "422": { $ref: "#/components/responses/InvalidChangeSet" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
     get:
       tags: [scopes]
       operationId: getScope
@@ -140,6 +154,9 @@ paths:
             ETag: { $ref: "#/components/headers/ETag" }
         "400": { $ref: "#/components/responses/BadRequest" }
         "404": { $ref: "#/components/responses/NotFound" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
     delete:
       tags: [scopes]
       operationId: deleteScope
@@ -148,6 +165,9 @@ paths:
         "204": { description: Deleted. }
         "400": { $ref: "#/components/responses/BadRequest" }
         "404": { $ref: "#/components/responses/NotFound" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
   /v1/scopes/{name}/objects/{uuid}:
     parameters:
       - $ref: "#/components/parameters/ScopeName"
@@ -184,6 +204,9 @@ paths:
                         key: { type: string }
         "400": { $ref: "#/components/responses/BadRequest" }
         "404": { $ref: "#/components/responses/NotFound" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
   /v1/scopes/{name}/changesets:
     parameters:
       - $ref: "#/components/parameters/ScopeName"
@@ -279,6 +302,9 @@ paths:
                 oneOf:
                   - $ref: "#/components/schemas/InvalidChangeSetProblem"
                   - $ref: "#/components/schemas/IdempotencyKeyReusedProblem"
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
     get:
       tags: [changesets]
       operationId: getChangeSets
@@ -309,6 +335,9 @@ paths:
         "400": { $ref: "#/components/responses/BadRequest" }
         "404": { $ref: "#/components/responses/NotFound" }
         "410": { $ref: "#/components/responses/Problem" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
   /v1/scopes/{name}/events:
     parameters:
       - $ref: "#/components/parameters/ScopeName"
@@ -323,7 +352,10 @@ paths:
         scope it starts with `event: reset` (the full state). Then every accepted change set
         follows as `event: changeset`, once and in version order; `: keep-alive` comments keep
         proxies from closing the stream. `event: deleted` ends the stream when the scope is
-        deleted. Every event's `data` is one line of JSON; `id` is the scope version.
+        deleted. `event: auth-expired` (a problem) ends it at the token's `exp`, and
+        `event: closing` (`{"reason":"rotation"}`) after `--stream-max-age`: reconnect with
+        `Last-Event-ID` (and a fresh token) to resume exactly. Every event's `data` is one line of
+        JSON; `id` is the scope version.
 
         ```
         retry: 2000
@@ -360,12 +392,17 @@ paths:
                 changeset: { $ref: "#/components/schemas/ChangeSetEvent" }
                 error: { $ref: "#/components/schemas/Problem" }
                 closing: { $ref: "#/components/schemas/ClosingEvent" }
+                auth-expired: { $ref: "#/components/schemas/Problem" }
         "404": { $ref: "#/components/responses/NotFound" }
         "406": { $ref: "#/components/responses/Problem" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
   /healthz:
     get:
       tags: [operations]
       operationId: health
+      security: []
       summary: Liveness.
       responses:
         "200":
@@ -381,6 +418,7 @@ paths:
     get:
       tags: [operations]
       operationId: ready
+      security: []
       summary: Readiness (store reachable, not draining).
       description: |
         `503 not-ready` from the moment the gateway starts draining on SIGTERM (and while the
@@ -419,6 +457,7 @@ paths:
     get:
       tags: [operations]
       operationId: openapi
+      security: []
       summary: This document.
       responses:
         "200":
@@ -427,6 +466,25 @@ paths:
             application/yaml:
               schema: { type: string }
 components:
+  securitySchemes:
+    bearerAuth:
+      type: http
+      scheme: bearer
+      bearerFormat: JWT
+      description: |
+        A JWT (HS256, ES256 or RS256) whose claims name the scopes it may read and write:
+        `{"sub": "ada", "exp": 1767225600, "jetstream": {"read": ["canvas-*"], "write": ["canvas-7"]}}`.
+        Write implies nothing about read. `exp`, `nbf`, `iss` and `aud` are checked.
+    accessTokenQuery:
+      type: apiKey
+      in: query
+      name: access_token
+      description: The same token for clients that cannot set headers (EventSource).
+    accessTokenCookie:
+      type: apiKey
+      in: cookie
+      name: jetstream_token
+      description: The same token as a cookie (EventSource with credentials).
   parameters:
     ScopeName:
       name: name
@@ -441,6 +499,33 @@ components:
       description: "`true` on an answer replayed for a retried `Idempotency-Key`."
       schema: { type: string, enum: ["true"] }
   responses:
+    Unauthorized:
+      description: "No valid token: `/problems/unauthorized` or `/problems/token-expired`."
+      headers:
+        WWW-Authenticate:
+          description: '`Bearer realm="jetstream"`, with `error="invalid_token"` when a token was bad.'
+          schema: { type: string }
+      content:
+        application/problem+json:
+          schema: { $ref: "#/components/schemas/Problem" }
+    Forbidden:
+      description: "The token's claims do not cover this scope and operation: `/problems/forbidden`."
+      headers:
+        WWW-Authenticate:
+          description: '`Bearer realm="jetstream", error="insufficient_scope"`.'
+          schema: { type: string }
+      content:
+        application/problem+json:
+          schema: { $ref: "#/components/schemas/Problem" }
+    TooManyRequests:
+      description: "`/problems/rate-limited` or `/problems/too-many-streams`."
+      headers:
+        Retry-After:
+          description: Seconds to wait before retrying.
+          schema: { type: integer, minimum: 1 }
+      content:
+        application/problem+json:
+          schema: { $ref: "#/components/schemas/Problem" }
     Problem:
       description: An RFC 9457 problem.
       content:
@@ -493,7 +578,10 @@ components:
       type: object
       required: [reason]
       properties:
-        reason: { type: string, const: shutdown }
+        reason:
+          type: string
+          enum: [shutdown, rotation]
+          description: "`shutdown` when the gateway drains, `rotation` when the stream reached `--stream-max-age`."
     ScopeName:
       type: string
       pattern: '^[A-Za-z0-9._~-]{1,128}$'
@@ -596,7 +684,8 @@ components:
         `http-version-not-supported`, `scope-exists`, `invalid-change-set`,
         `precondition-failed`, `idempotency-key-reused`, `idempotency-key-in-flight`,
         `history-gone`, `payload-too-large`, `unsupported-media-type`, `not-acceptable`,
-        `slow-consumer`, `not-ready`, `store-unavailable`, `internal`.
+        `slow-consumer`, `not-ready`, `store-unavailable`, `internal`, `unauthorized`, `forbidden`,
+        `token-expired`, `rate-limited`, `too-many-streams`, `too-many-fragments`.
       required: [type, title, status]
       properties:
         type: { type: string }

@@ -24,6 +24,12 @@ public enum ProblemKind: String, Sendable, CaseIterable {
     case notAcceptable = "not-acceptable"
     case slowConsumer = "slow-consumer"
     case notReady = "not-ready"
+    case unauthorized = "unauthorized"
+    case forbidden = "forbidden"
+    case tokenExpired = "token-expired"
+    case rateLimited = "rate-limited"
+    case tooManyStreams = "too-many-streams"
+    case tooManyFragments = "too-many-fragments"
     case storeUnavailable = "store-unavailable"
     case `internal` = "internal"
 
@@ -50,7 +56,10 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .payloadTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .notAcceptable: .notAcceptable
-        case .slowConsumer: .tooManyRequests
+        case .slowConsumer, .rateLimited, .tooManyStreams: .tooManyRequests
+        case .unauthorized, .tokenExpired: .unauthorized
+        case .forbidden: .forbidden
+        case .tooManyFragments: .contentTooLarge
         case .notReady, .storeUnavailable: .serviceUnavailable
         case .internal: .internalServerError
         }
@@ -80,6 +89,12 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .notAcceptable: "Not acceptable"
         case .slowConsumer: "Subscriber too slow"
         case .notReady: "Not ready"
+        case .unauthorized: "Authentication required"
+        case .forbidden: "Not allowed for this token"
+        case .tokenExpired: "The token has expired"
+        case .rateLimited: "Too many requests"
+        case .tooManyStreams: "Too many event streams"
+        case .tooManyFragments: "Too many fragments in one change set"
         case .storeUnavailable: "The store is unavailable"
         case .internal: "Internal error"
         }

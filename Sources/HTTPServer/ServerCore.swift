@@ -45,11 +45,14 @@ final class ServerCore: Sendable {
             let target = request.target
             let version = request.version
             let remoteAddress = connection.remoteAddress
+            let forwardedFor = request.headerFields[Self.xForwardedFor]
+            let forwarded = request.headerFields[Self.forwarded]
             onAnswer = { status, bytes, streamed in
                 accessLog(
                     AccessLogEntry(
                         method: method, target: target, version: version, status: status.code, bodyBytes: bytes,
-                        streamed: streamed, duration: ContinuousClock.now - started, remoteAddress: remoteAddress))
+                        streamed: streamed, duration: ContinuousClock.now - started, remoteAddress: remoteAddress,
+                        forwardedFor: forwardedFor, forwarded: forwarded))
             }
         }
         let responder = HTTPResponder(
@@ -59,6 +62,9 @@ final class ServerCore: Sendable {
             logger: logger, remoteAddress: connection.remoteAddress, responder: responder)
         router.dispatch(request, context: context)
     }
+
+    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+    static let forwarded = HTTPField.Name("Forwarded")!
 
     func dateCache(for loop: EventLoop) -> DateCache {
         dateCaches[loop.index % dateCaches.count]

@@ -73,6 +73,8 @@ struct ServeCommand: AsyncParsableCommand {
     var logFormat = EnvironmentDefault.value("JETSTREAM_LOG_FORMAT", "text")
     @Option(help: "Log level: trace, debug, info, notice, warning, error. [JETSTREAM_LOG_LEVEL]")
     var logLevel = EnvironmentDefault.value("JETSTREAM_LOG_LEVEL", "info")
+    @OptionGroup(title: "Auth, CORS, proxies and limits")
+    var accessOptions: AccessOptions
 
     func validate() throws {
         guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json") }
@@ -133,9 +135,21 @@ struct ServeCommand: AsyncParsableCommand {
             ])
         if schema == nil { try await hub.ensureDemoScope() }
 
+        let access: AccessControl
+        do {
+            access = try await AccessControl.make(policy: try accessOptions.policy(maxFragments: maxFragments))
+        } catch {
+            logger.critical("cannot configure auth", metadata: ["error": "\(error)"])
+            throw ExitCode(78)
+        }
+        let authLevel: Logger.Level = access.policy.auth.isEnabled ? .info : .warning
+        logger.log(level: authLevel, "\(access.summary)")
+        let gateway = Gateway(hub: hub, access: access)
         var router = Router()
-        Gateway(hub: hub).addRoutes(to: &router)
-        let server = HTTPServer(configuration: httpConfiguration(metrics: hub.metrics), router: router, logger: logger)
+        gateway.addRoutes(to: &router)
+        var configuration = httpConfiguration(access: access, metrics: hub.metrics)
+        configuration.responseHeaders = gateway.corsResponseHeaders
+        let server = HTTPServer(configuration: configuration, router: router, logger: logger)
         hub.metrics.observe(server)
         try server.start()
         let boundPort = server.boundPorts.first ?? port
@@ -168,7 +182,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    private func httpConfiguration(metrics: GatewayMetrics) -> HTTPServerConfiguration {
+    private func httpConfiguration(access: AccessControl, metrics: GatewayMetrics) -> HTTPServerConfiguration {
         var configuration = HTTPServerConfiguration(addresses: [.tcp(host: host, port: port)], loopCount: loops)
         configuration.maxBodyBytes = maxBodyBytes
         configuration.maxHeaderBytes = maxHeaderBytes
@@ -180,13 +194,17 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.serverName = "jetstream"
         configuration.errorResponse = Problem.engineResponse
         if accessLog {
-            let access = Logger(label: "jetstream.access")
+            let trusted = access.policy.trustedProxies
+            let accessLogger = Logger(label: "jetstream.access")
             configuration.accessLog = { entry in
                 metrics.recordRequest(entry)
-                access.info(
+                let client = ClientAddress.resolve(
+                    peer: entry.remoteAddress, forwardedFor: entry.forwardedFor, forwarded: entry.forwarded,
+                    trusted: trusted)
+                accessLogger.info(
                     "\(entry.method) \(entry.target) \(entry.version) \(entry.status)",
                     metadata: [
-                        "bytes": "\(entry.bodyBytes)", "stream": "\(entry.streamed)",
+                        "client": "\(client)", "bytes": "\(entry.bodyBytes)", "stream": "\(entry.streamed)",
                         "ms": "\(Self.milliseconds(entry.duration))",
                     ])
             }

@@ -154,9 +154,9 @@ def test_limit_exceeded_for_fragments_per_set_and_objects_per_scope(start_server
     a, b, c = new_uuid(), new_uuid(), new_uuid()
     response = api.post(name, [add(a, "Shape", x=0, y=0), add(b, "Shape", x=0, y=0),
                                add(c, "Shape", x=0, y=0), change(root, "Canvas", shapes=[a, b, c])])
-    body = assert_problem(response, 422, "invalid-change-set")
-    kinds = [r.get("error", {}).get("type") for r in body["fragmentReplies"]]
-    assert len(kinds) == 4 and "limit-exceeded" in kinds, body
+    # More fragments than --max-fragments is refused whole before validation (413).
+    body = assert_problem(response, 413, "too-many-fragments")
+    assert "4 fragments" in body["detail"] and "3" in body["detail"], body
     # Root + 3 shapes is over a limit of 3 objects.
     response = api.post(name, [add(a, "Shape", x=0, y=0), add(b, "Shape", x=0, y=0),
                                change(root, "Canvas", shapes=[a, b])])

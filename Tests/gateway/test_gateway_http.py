@@ -43,14 +43,14 @@ def test_if_match_that_is_not_an_entity_tag_is_400(api):
     assert current(api, name) == state["version"]
 
 
-def test_more_fragments_than_the_default_limit_is_limit_exceeded(api):
+def test_more_fragments_than_the_default_limit_is_413(api):
     name, state = api.create_canvas()
     fragments = [change(state["rootUUID"], "Canvas", name=str(i)) for i in range(1001)]
-    replies = assert_problem(api.post(name, fragments), 422, "invalid-change-set")[
-        "fragmentReplies"]
-    assert len(replies) == 1001
-    assert replies[1000]["error"]["type"] == "limit-exceeded"
+    body = assert_problem(api.post(name, fragments), 413, "too-many-fragments")
+    assert "1001 fragments" in body["detail"] and "1000" in body["detail"]
     assert current(api, name) == state["version"]
+    # Exactly the limit is accepted.
+    assert api.post(name, fragments[:1000]).status_code == 200
 
 
 @pytest.mark.parametrize("value", [b"[" * 100_000 + b"]" * 100_000, b'"\xff\xfe"', b'"\\ud800"'])
