@@ -48,8 +48,7 @@ extension ScopeHub {
                         detail: "\(failed) of \(replies.count) fragments were rejected; nothing was applied",
                         extensions: ["fragmentReplies": .array(replies.map(\.jsonValue))]))
             case .accepted(let applied):
-                let payload = ScopeEvents.changeSetPayload(
-                    version: applied.state.version, fragments: applied.fragments, removed: applied.removed)
+                let payload = ScopeEvents.changeSetPayload(applied)
                 runtime.tip = applied.state
                 let record = idempotency?.record(
                     status: 200, response: payload.acceptedResponse(fragmentCount: fragmentCount))

@@ -13,13 +13,13 @@ enum SocketPeer {
                 return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
                     var raw = address.pointee.sin_addr
                     inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
-                    return "\(String(cString: text)):\(UInt16(bigEndian: address.pointee.sin_port))"
+                    return "\(Self.string(text)):\(UInt16(bigEndian: address.pointee.sin_port))"
                 }
             case AF_INET6:
                 return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
                     var raw = address.pointee.sin6_addr
                     inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count))
-                    return "[\(String(cString: text))]:\(UInt16(bigEndian: address.pointee.sin6_port))"
+                    return "[\(Self.string(text))]:\(UInt16(bigEndian: address.pointee.sin6_port))"
                 }
             case AF_UNIX:
                 return "unix"
@@ -27,5 +27,10 @@ enum SocketPeer {
                 return "unknown"
             }
         }
+    }
+
+    /// The C string in `buffer` (up to its first NUL).
+    private static func string(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
