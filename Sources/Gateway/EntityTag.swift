@@ -16,16 +16,32 @@ enum EntityTag {
         let trimmed = value.trimmingSpaces
         if trimmed == "*" { return .any }
         var versions = Set<Int>()
-        for rawTag in trimmed.split(separator: ",", omittingEmptySubsequences: true) {
-            var tag = Substring(rawTag.description.trimmingSpaces)
-            var weak = false
-            if tag.hasPrefix("W/") {
-                weak = true
-                tag = tag.dropFirst(2)
+        // RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE, where etagc includes ",";
+        // so the list is split on commas outside quotes only.
+        var bytes = Substring(trimmed).utf8[...]
+        while true {
+            while let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t")
+                || first == UInt8(ascii: ",")
+            {
+                bytes = bytes.dropFirst()
             }
-            guard tag.count >= 2, tag.first == "\"", tag.last == "\"" else { return nil }
+            guard !bytes.isEmpty else { break }
+            var weak = false
+            if bytes.starts(with: "W/".utf8) {
+                weak = true
+                bytes = bytes.dropFirst(2)
+            }
+            guard bytes.first == UInt8(ascii: "\""),
+                let close = bytes.dropFirst().firstIndex(of: UInt8(ascii: "\""))
+            else { return nil }
+            let opaque = bytes[bytes.index(after: bytes.startIndex)..<close]
+            bytes = bytes[bytes.index(after: close)...]
+            while let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
+                bytes = bytes.dropFirst()
+            }
+            guard bytes.isEmpty || bytes.first == UInt8(ascii: ",") else { return nil }
             if weak && !allowWeak { continue }
-            if let version = Int(tag.dropFirst().dropLast()), version >= 0 { versions.insert(version) }
+            if let version = Int(String(decoding: opaque, as: UTF8.self)), version >= 0 { versions.insert(version) }
         }
         return versions.isEmpty ? Condition.none : .versions(versions)
     }

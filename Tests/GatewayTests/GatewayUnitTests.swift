@@ -26,6 +26,11 @@ struct GatewayUnitTests {
         #expect(EntityTag.parse(#""abc""#, allowWeak: false) == EntityTag.Condition.none)
         #expect(EntityTag.parse("42", allowWeak: false) == nil)
         #expect(EntityTag.header(for: 7) == #""7""#)
+        // A comma is an etagc: inside quotes it does not split the list.
+        #expect(EntityTag.parse(#""a,b""#, allowWeak: true) == EntityTag.Condition.none)
+        #expect(EntityTag.parse(#""a,b", "5""#, allowWeak: true) == .versions([5]))
+        #expect(EntityTag.parse(#""5" x"#, allowWeak: true) == nil)
+        #expect(EntityTag.parse(#""5"#, allowWeak: true) == nil)
     }
 
     @Test("scope names: 1–128 of [A-Za-z0-9._~-]")

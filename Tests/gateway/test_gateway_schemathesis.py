@@ -1,7 +1,7 @@
 """schemathesis against openapi.yaml and a running server: no server error, and every response's
 content type, headers and body match the document, over the whole API and over an existing
 scope. (The stricter run that also checks status codes and the rejection of schema-violating
-requests is in pending/test_gateway_schemathesis_strict.py: see its docstring.)"""
+requests is in test_gateway_schemathesis_strict.py.)"""
 from __future__ import annotations
 
 from schemathesis_run import (ALL_CHECKS, EXISTING_SCOPE, WHOLE_API, run_schemathesis,

@@ -1,14 +1,6 @@
-"""Idempotency-Key (HTTP-API.md): replays, reuse with another body, across restarts.
-
-GAP: the gateway ignores the header: a retry with the same key and body is applied again as a new
-change set (version + 1, no `Idempotent-Replayed: true`), and the same key with another body is
-accepted instead of 422 `/problems/idempotency-key-reused`. The store keeps idempotency records
-(docs/store.md, "issue 6"); the gateway does not use them yet. Note also that openapi.yaml's
-Problem type list lacks `/problems/idempotency-key-reused`.
-
-Not collected by a run of Tests/gateway (collect_ignore_glob); run by naming the file:
-`.venv/bin/python -m pytest -q Tests/gateway/pending/test_gateway_pending_idempotency.py`.
-Move the tests back to test_gateway_changesets.py when the gateway keeps keys."""
+"""Idempotency-Key replay as HTTP-API.md states it: the same key and body replays the first
+outcome (accept or reject) with `Idempotent-Replayed: true`, also after a restart; the same key
+with another body is 422 `idempotency-key-reused`."""
 from __future__ import annotations
 
 from gateway_helpers import Api, assert_problem, assert_rejected, change, new_uuid
@@ -65,5 +57,3 @@ def test_idempotency_survives_a_restart(start_server):
     assert again.json() == first
     assert api.state(name)["version"] == first["version"]
     api.close()
-
-

@@ -1,9 +1,4 @@
-"""`GET /metrics`, which openapi.yaml documents (200, Prometheus text) and HTTP-API.md lists,
-answers 404 in the gateway so far.
-
-Not collected by a run of Tests/gateway (collect_ignore_glob); run by naming the file:
-`.venv/bin/python -m pytest -q Tests/gateway/pending/test_gateway_pending_operations.py`.
-Move the test back to test_gateway_operations.py when /metrics is served."""
+"""`GET /metrics` answers Prometheus text."""
 from __future__ import annotations
 
 
