@@ -7,21 +7,10 @@ import Testing
 @Suite struct HTTP2CurlLiveTests {
     static let json = String(repeating: #"{"id":1,"name":"widget"},"#, count: 100)
 
+    /// The HTTP/1 curl suite's routes plus a compressible JSON body.
     static func router() -> Router {
-        var router = Router()
-        router.get("/health") { _, _ in .text("ok") }
+        var router = CurlLiveTests.router()
         router.get("/json") { _, _ in .json("[\(json.dropLast())]") }
-        router.on(nil, "/echo") { request, _ in
-            .text("\(request.method.rawValue) \(request.version) \(String(decoding: request.body, as: UTF8.self))")
-        }
-        router.get("/events") { _, context in
-            let stream = context.openEventStream()
-            Task {
-                for index in 1...3 { stream.send(SSEEvent(id: String(index), data: "event \(index)")) }
-                stream.close()
-            }
-            return .streamOpened
-        }
         return router
     }
 
