@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# Gateway benchmark (issue 5): `jetstream serve` (release, --no-access-log, demo schema) on loopback.
+#
+#   Benchmarks/gateway/run.sh [--no-build] [--duration 10s] [--fanout "1000 10000"]
+#       [--fanout-events 1000] [--fanout-rate 100] [--fanout-processes 2]
+#       [--restart-changesets 1000000] [--restart-scopes 100] [--only get,post,fanout,restart]
+#
+# Workloads (each against a fresh server in a fresh data directory, except get+post which share one):
+#   get      wrk -t2 -c64 on GET /v1/scopes/demo after 10 shapes were added (~2.5 KB of state)
+#   post     wrk -s post.lua -t2 -c32: valid change sets, durable commits (synchronous=FULL), on one
+#            scope, then spread over 32 scopes
+#   fanout   sse_fanout.py: S subscribers on one scope, change sets POSTed at a fixed rate
+#   restart  fill a store with N change sets over HTTP (wrk, 100 writers on 100 scopes), then time
+#            process start → "listening" 3 times (median)
+# Smoke run (seconds): run.sh --no-build --duration 2s --fanout 50 --fanout-events 20
+#                      --restart-changesets 2000 --restart-scopes 10
+# Loopback only; every load is bounded in time (wrk -d, the fan-out client's --timeout, the fill's -d).
+# Prints a Markdown table; copy it into docs/benchmarks.md ("Gateway") with the date and machine.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+here=Benchmarks/gateway
+
+build=1
+duration=10s
+fanout="1000 10000"
+fanout_events=1000
+fanout_rate=100
+fanout_processes=""
+restart_changesets=1000000
+restart_scopes=100
+only="get,post,fanout,restart"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --no-build) build=0 ;;
+        --duration) duration="$2"; shift ;;
+        --fanout) fanout="$2"; shift ;;
+        --fanout-events) fanout_events="$2"; shift ;;
+        --fanout-rate) fanout_rate="$2"; shift ;;
+        --fanout-processes) fanout_processes="$2"; shift ;;
+        --restart-changesets) restart_changesets="$2"; shift ;;
+        --restart-scopes) restart_scopes="$2"; shift ;;
+        --only) only="$2"; shift ;;
+        *) echo "unknown argument $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+wants() { [[ ",$only," == *",$1,"* ]]; }
+
+for tool in wrk curl; do
+    command -v "$tool" >/dev/null || { echo "missing $tool: run scripts/install-deps" >&2; exit 1; }
+done
+python=.venv/bin/python
+[ -x "$python" ] || { echo "missing .venv: run scripts/install-deps" >&2; exit 1; }
+
+# JETSTREAM=path runs another build (e.g. debug, to check this script) and skips building.
+if [ -n "${JETSTREAM:-}" ]; then
+    binary="$JETSTREAM"
+else
+    if [ "$build" = 1 ]; then
+        echo "== swift build -c release --product jetstream" >&2
+        swift build -c release --product jetstream >&2
+    fi
+    binary="$(swift build -c release --show-bin-path)/jetstream"
+fi
+
+# 10k event streams need 10k descriptors in the server too.
+ulimit -n "$(ulimit -Hn)"
+work=$(mktemp -d)
+server_pid=""
+cleanup() {
+    if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+start_server() { # data-dir [flags…]; sets server_pid, port, base
+    local dir="$1"; shift
+    mkdir -p "$dir"
+    "$binary" serve --host 127.0.0.1 --port 0 --data-dir "$dir" --no-access-log "$@" \
+        >"$work/server.out" 2>"$work/server.err" &
+    server_pid=$!
+    for _ in $(seq 1 600); do grep -q 'listening on' "$work/server.out" && break; sleep 0.1; done
+    port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$work/server.out")
+    [ -n "$port" ] || { echo "server did not start: $(cat "$work/server.err")" >&2; exit 1; }
+    base="http://127.0.0.1:$port"
+}
+stop_server() {
+    kill "$server_pid" && wait "$server_pid" || true
+    server_pid=""
+}
+cpu_seconds() { awk -v t="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print ($12 + $13) / t }' "/proc/$1/stat"; }
+
+rows=()
+notes=()
+wrk_row() { # name command… — runs wrk, adds a row with req/s, p50, p99, failures, server CPU
+    local name="$1"; shift
+    local out rps p50 p99 failures cpu0 cpu1 secs
+    cpu0=$(cpu_seconds "$server_pid")
+    out=$("$@")
+    cpu1=$(cpu_seconds "$server_pid")
+    echo "$out" >&2
+    rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+    p50=$(awk '$1=="50%" {print $2}' <<<"$out")
+    p99=$(awk '$1=="99%" {print $2}' <<<"$out")
+    failures=$(grep -E 'Non-2xx|Socket errors' <<<"$out" | tr -s ' ' | tr '\n' ' ' || true)
+    secs=${duration%s}
+    rows+=("| $name | \`${*/#$binary/jetstream}\` | $rps req/s | $p50 | $p99 | ${failures:-0 non-2xx}; server CPU $(awk -v a="$cpu0" -v b="$cpu1" -v s="$secs" 'BEGIN{printf "%d%%", 100*(b-a)/s}') |")
+}
+
+if wants get || wants post; then
+    start_server "$work/data-main"
+    echo "== server $base (pid $server_pid)" >&2
+fi
+
+if wants get; then
+    size=$("$python" $here/bench_helper.py shapes --port "$port" --scope demo --count 10)
+    echo "== GET state ($size bytes)" >&2
+    wrk_row "GET /v1/scopes/demo ($size B)" wrk -t2 -c64 -d"$duration" --latency "$base/v1/scopes/demo"
+fi
+
+if wants post; then
+    threads=2
+    "$python" $here/bench_helper.py scopes --port "$port" --prefix canvas-one --count 1 --out "$work/one.txt"
+    "$python" $here/bench_helper.py scopes --port "$port" --prefix canvas-w --count 32 --out "$work/w32.txt"
+    for spread in one w32; do
+        before=$("$python" $here/bench_helper.py versions --port "$port" --prefix "canvas-${spread/w32/w}")
+        if [ "$spread" = one ]; then label="POST change set, 32 writers, 1 scope"; else label="POST change set, 32 writers, 32 scopes"; fi
+        echo "== $label" >&2
+        wrk_row "$label" wrk -s $here/post.lua -t$threads -c32 -d"$duration" --latency "$base" -- "$work/$spread.txt" $threads
+        after=$("$python" $here/bench_helper.py versions --port "$port" --prefix "canvas-${spread/w32/w}")
+        notes+=("$label: $((after - before)) change sets committed (versions advanced) during the run")
+    done
+fi
+[ -n "$server_pid" ] && stop_server
+
+if wants fanout; then
+    for subscribers in $fanout; do
+        processes=${fanout_processes:-$(( subscribers > 2000 ? 2 : 1 ))}
+        start_server "$work/data-fanout-$subscribers" --max-pending-bytes 4194304
+        "$python" $here/bench_helper.py scopes --port "$port" --prefix canvas-fanout --count 1 --out "$work/fanout.txt"
+        echo "== SSE fan-out: $subscribers subscribers in $processes processes, $fanout_events change sets at $fanout_rate/s" >&2
+        command=(sse_fanout.py --port "$port" --scope canvas-fanout0 --subscribers "$subscribers"
+                 --processes "$processes" --events "$fanout_events" --rate "$fanout_rate" --server-pid "$server_pid" --json)
+        result=$("$python" $here/"${command[@]}")
+        echo "$result" >&2
+        rows+=("$("$python" - "$result" "${command[*]}" <<'EOF'
+import json, sys
+r = json.loads(sys.argv[1])
+cpu = ", ".join(f"{k} {v}%" for k, v in r["cpu_percent"].items())
+print(f"| SSE fan-out, {r['subscribers']} subscribers, 1 scope | `{sys.argv[2].replace(' --json', '')}` "
+      f"| {r['deliveries_per_second']} deliveries/s ({r['deliveries']} of {r['expected']}) "
+      f"| {r['latency_p50_ms']} ms | {r['latency_p99_ms']} ms "
+      f"| POST→delivery p90 {r['latency_p90_ms']} ms, max {r['latency_max_ms']} ms; missing {r['missing']}, "
+      f"duplicate {r['duplicate']}, streams lost {r['streams_lost']}; streams opened in {r['open_seconds']} s; "
+      f"server RSS {r['server_rss_before_kib']} → {r['server_rss_idle_kib']} KiB idle "
+      f"= {r['rss_per_idle_stream_bytes']} B per idle stream, {r['server_rss_active_kib']} KiB active; "
+      f"POSTs {r['post_statuses']} p50 {r['post_p50_ms']} ms p99 {r['post_p99_ms']} ms in {r['publish_seconds']} s; "
+      f"CPU {cpu} |")
+EOF
+)")
+        stop_server
+    done
+fi
+
+if wants restart; then
+    data="$work/data-restart"
+    start_server "$data"
+    "$python" $here/bench_helper.py scopes --port "$port" --prefix canvas-r --count "$restart_scopes" --out "$work/r.txt"
+    threads=2
+    quota=$(( restart_changesets / threads ))
+    echo "== fill: $restart_changesets change sets over $restart_scopes scopes" >&2
+    fill_started=$(date +%s.%N)
+    fill=$(wrk -s $here/post.lua -t$threads -c"$restart_scopes" -d1200s "$base" -- "$work/r.txt" $threads $quota)
+    fill_seconds=$(awk -v a="$fill_started" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+    echo "$fill" >&2
+    sleep 1  # the last answers' commits
+    logged=$("$python" $here/bench_helper.py versions --port "$port" --prefix canvas-r)
+    logged=$(( logged - restart_scopes ))  # each scope's version 1 is its creation
+    stop_server
+    size=$(du -sh "$data" | cut -f1)
+    echo "== restart ($logged change sets logged, $size)" >&2
+    restart=$("$python" $here/bench_helper.py restart --repeat 3 -- "$binary" serve --host 127.0.0.1 --port 0 \
+        --data-dir "$data" --no-access-log)
+    echo "$restart" >&2
+    median=$(sed 's/.*"median_seconds": \([0-9.]*\).*/\1/' <<<"$restart")
+    runs=$(sed 's/.*"runs_seconds": \[\(.*\)\].*/\1/' <<<"$restart")
+    rows+=("| restart, $logged change sets logged in $restart_scopes scopes ($size data dir) | \`jetstream serve --data-dir D --no-access-log\`, start → listening, 3× | median $median s | | | runs $runs s; defaults: --history-limit 10000, --snapshot-interval 1000 |")
+    rows+=("| fill for the restart: POST, $restart_scopes writers, $restart_scopes scopes | \`wrk -s post.lua -t$threads -c$restart_scopes -- r.txt $threads $quota\` | $(awk -v n="$logged" -v s="$fill_seconds" 'BEGIN{printf "%d", n/s}') req/s | | | $logged change sets in $fill_seconds s; $(grep -E 'Non-2xx|Socket errors' <<<"$fill" | tr -s ' ' | tr '\n' ' ' || true) |")
+fi
+
+echo
+echo "| workload | command | throughput | p50 | p99 | notes |"
+echo "|---|---|---|---|---|---|"
+printf '%s\n' "${rows[@]}"
+echo
+for note in "${notes[@]+"${notes[@]}"}"; do echo "- $note"; done
+echo "- machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(free -g | awk '/Mem:/ {print $2}') GiB, load generator and server on the same cores; data dir on $(df -T "$work" | awk 'NR==2 {print $2}'); $(date -u '+%Y-%m-%d %H:%M UTC')"
