@@ -3,8 +3,10 @@
 --
 --   wrk -s post.lua -t2 -c32 -d10s --latency http://127.0.0.1:PORT -- SCOPES_FILE THREADS [QUOTA]
 --
--- QUOTA (filling a store): each thread POSTs exactly QUOTA change sets, then only GET /healthz,
--- and stops once it has QUOTA answers (or at -d, whichever comes first).
+-- QUOTA (filling a store): each thread POSTs exactly QUOTA change sets, then one GET /healthz per
+-- connection and second.
+-- wrk cannot end before -d, so the caller watches the scopes' versions and stops wrk (SIGINT) once
+-- every change set is committed.
 --
 -- SCOPES_FILE has one "NAME ROOT_UUID" line per scope. With one line every request goes to that
 -- scope; with several, each wrk thread takes its own share of the scopes and rotates through it, one
@@ -15,7 +17,6 @@ local scopes = {}
 local thread_count_seen = 0
 local counter = 0
 local quota = nil
-local answers = 0
 
 local function read_scopes(path)
     local list = {}
@@ -42,10 +43,12 @@ function init(args)
     end
     assert(#scopes > 0, "fewer scopes than threads")
     quota = tonumber(args[3] or "")
-    if quota then
-        response = function(status, headers, body)
-            answers = answers + 1
-            if answers >= quota then wrk.thread:stop() end
+    -- wrk calls request() once on thread 0 to check the script; that request is never sent.
+    if quota and thread_index == 0 then quota = quota + 1 end
+    if quota then -- defined only here: wrk calls delay() before every request once it exists
+        delay = function()
+            if counter >= quota then return 1000 end
+            return 0
         end
     end
     wrk.method = "POST"
@@ -61,5 +64,5 @@ function request()
     return wrk.format("POST", "/v1/scopes/" .. scope.name .. "/changesets", nil, body)
 end
 
--- No response() hook without QUOTA: wrk then skips parsing bodies; its "Non-2xx or 3xx
--- responses" line counts the failures.
+-- No response() hook: wrk then skips parsing bodies; its "Non-2xx or 3xx responses" line counts
+-- the failures.

@@ -2,14 +2,15 @@
 # Gateway benchmark (issue 5): `jetstream serve` (release, --no-access-log, demo schema) on loopback.
 #
 #   Benchmarks/gateway/run.sh [--no-build] [--duration 10s] [--fanout "1000 10000"]
-#       [--fanout-events 1000] [--fanout-rate 100] [--fanout-processes 2]
+#       [--fanout-events 1000] [--fanout-rate 100] [--fanout-processes 2] [--fanout-clients "c python"]
 #       [--restart-changesets 1000000] [--restart-scopes 100] [--only get,post,fanout,restart]
 #
 # Workloads (each against a fresh server in a fresh data directory, except get+post which share one):
 #   get      wrk -t2 -c64 on GET /v1/scopes/demo after 10 shapes were added (~2.5 KB of state)
 #   post     wrk -s post.lua -t2 -c32: valid change sets, durable commits (synchronous=FULL), on one
 #            scope, then spread over 32 scopes
-#   fanout   sse_fanout.py: S subscribers on one scope, change sets POSTed at a fixed rate
+#   fanout   sse_fanout.py: S subscribers on one scope, change sets POSTed at a fixed rate; the
+#            subscribers run in C (sse_subscribers.c, built here with cc) and/or Python (asyncio+uvloop)
 #   restart  fill a store with N change sets over HTTP (wrk, 100 writers on 100 scopes), then time
 #            process start → "listening" 3 times (median)
 # Smoke run (seconds): run.sh --no-build --duration 2s --fanout 50 --fanout-events 20
@@ -26,6 +27,7 @@ fanout="1000 10000"
 fanout_events=1000
 fanout_rate=100
 fanout_processes=""
+fanout_clients="c python"
 restart_changesets=1000000
 restart_scopes=100
 only="get,post,fanout,restart"
@@ -37,6 +39,7 @@ while [ $# -gt 0 ]; do
         --fanout-events) fanout_events="$2"; shift ;;
         --fanout-rate) fanout_rate="$2"; shift ;;
         --fanout-processes) fanout_processes="$2"; shift ;;
+        --fanout-clients) fanout_clients="$2"; shift ;;
         --restart-changesets) restart_changesets="$2"; shift ;;
         --restart-scopes) restart_scopes="$2"; shift ;;
         --only) only="$2"; shift ;;
@@ -67,7 +70,9 @@ fi
 ulimit -n "$(ulimit -Hn)"
 work=$(mktemp -d)
 server_pid=""
+fill_pid=""
 cleanup() {
+    if [ -n "$fill_pid" ]; then kill "$fill_pid" 2>/dev/null || true; fi
     if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null; fi
     rm -rf "$work"
 }
@@ -79,7 +84,7 @@ start_server() { # data-dir [flags…]; sets server_pid, port, base
     "$binary" serve --host 127.0.0.1 --port 0 --data-dir "$dir" --no-access-log "$@" \
         >"$work/server.out" 2>"$work/server.err" &
     server_pid=$!
-    for _ in $(seq 1 600); do grep -q 'listening on' "$work/server.out" && break; sleep 0.1; done
+    for _ in $(seq 1 600); do grep -q 'listening on' "$work/server.out" 2>/dev/null && break; sleep 0.1; done
     port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$work/server.out")
     [ -n "$port" ] || { echo "server did not start: $(cat "$work/server.err")" >&2; exit 1; }
     base="http://127.0.0.1:$port"
@@ -92,11 +97,16 @@ cpu_seconds() { awk -v t="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print ($12 + 
 
 rows=()
 notes=()
-wrk_row() { # name command… — runs wrk, adds a row with req/s, p50, p99, failures, server CPU
+wrk_row() { # name command… — runs wrk, adds a row with req/s, p50, p99, failures, server and wrk CPU
     local name="$1"; shift
-    local out rps p50 p99 failures cpu0 cpu1 secs
+    local out rps p50 p99 failures cpu0 cpu1 secs shown client_cpu=""
     cpu0=$(cpu_seconds "$server_pid")
-    out=$("$@")
+    if [ -x /usr/bin/time ]; then
+        out=$(/usr/bin/time -f '%U %S' -o "$work/wrk.time" "$@")
+        client_cpu=$(awk -v s="${duration%s}" '{printf ", wrk CPU %d%%", 100*($1+$2)/s}' "$work/wrk.time")
+    else
+        out=$("$@")
+    fi
     cpu1=$(cpu_seconds "$server_pid")
     echo "$out" >&2
     rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
@@ -104,7 +114,8 @@ wrk_row() { # name command… — runs wrk, adds a row with req/s, p50, p99, fai
     p99=$(awk '$1=="99%" {print $2}' <<<"$out")
     failures=$(grep -E 'Non-2xx|Socket errors' <<<"$out" | tr -s ' ' | tr '\n' ' ' || true)
     secs=${duration%s}
-    rows+=("| $name | \`${*/#$binary/jetstream}\` | $rps req/s | $p50 | $p99 | ${failures:-0 non-2xx}; server CPU $(awk -v a="$cpu0" -v b="$cpu1" -v s="$secs" 'BEGIN{printf "%d%%", 100*(b-a)/s}') |")
+    shown="$*"; shown=${shown//$base/http://127.0.0.1:PORT}; shown=${shown//$work\//}
+    rows+=("| $name | \`$shown\` | $rps req/s | $p50 | $p99 | ${failures:-0 non-2xx}; server CPU $(awk -v a="$cpu0" -v b="$cpu1" -v s="$secs" 'BEGIN{printf "%d%%", 100*(b-a)/s}')$client_cpu |")
 }
 
 if wants get || wants post; then
@@ -134,20 +145,30 @@ fi
 [ -n "$server_pid" ] && stop_server
 
 if wants fanout; then
+    if [[ " $fanout_clients " == *" c "* ]]; then
+        command -v cc >/dev/null || { echo "missing cc for the C fan-out client (or pass --fanout-clients python)" >&2; exit 1; }
+        cc -O2 -o "$work/sse_subscribers" $here/sse_subscribers.c
+    fi
     for subscribers in $fanout; do
+      for client in $fanout_clients; do
         processes=${fanout_processes:-$(( subscribers > 2000 ? 2 : 1 ))}
-        start_server "$work/data-fanout-$subscribers" --max-pending-bytes 4194304
+        # A fresh server each time, so that its RSS growth is these streams' only.
+        start_server "$work/data-fanout-$subscribers-$client" --max-pending-bytes 4194304
         "$python" $here/bench_helper.py scopes --port "$port" --prefix canvas-fanout --count 1 --out "$work/fanout.txt"
-        echo "== SSE fan-out: $subscribers subscribers in $processes processes, $fanout_events change sets at $fanout_rate/s" >&2
+        echo "== SSE fan-out: $subscribers subscribers in $processes $client processes, $fanout_events change sets at $fanout_rate/s" >&2
         command=(sse_fanout.py --port "$port" --scope canvas-fanout0 --subscribers "$subscribers"
-                 --processes "$processes" --events "$fanout_events" --rate "$fanout_rate" --server-pid "$server_pid" --json)
-        result=$("$python" $here/"${command[@]}")
+                 --processes "$processes" --events "$fanout_events" --rate "$fanout_rate" --server-pid "$server_pid")
+        [ "$client" = c ] && command+=(--c-client "$work/sse_subscribers")
+        result=$("$python" $here/"${command[@]}" --json)
         echo "$result" >&2
         rows+=("$("$python" - "$result" "${command[*]}" <<'EOF'
-import json, sys
+import json, re, sys
 r = json.loads(sys.argv[1])
+shown = re.sub(r"--port \d+", "--port PORT", sys.argv[2])
+shown = re.sub(r"--server-pid \d+", "--server-pid PID", shown)
+shown = re.sub(r"--c-client \S+", "--c-client sse_subscribers", shown)
 cpu = ", ".join(f"{k} {v}%" for k, v in r["cpu_percent"].items())
-print(f"| SSE fan-out, {r['subscribers']} subscribers, 1 scope | `{sys.argv[2].replace(' --json', '')}` "
+print(f"| SSE fan-out, {r['subscribers']} subscribers, 1 scope, {r['client']} client | `{shown}` "
       f"| {r['deliveries_per_second']} deliveries/s ({r['deliveries']} of {r['expected']}) "
       f"| {r['latency_p50_ms']} ms | {r['latency_p99_ms']} ms "
       f"| POST→delivery p90 {r['latency_p90_ms']} ms, max {r['latency_max_ms']} ms; missing {r['missing']}, "
@@ -159,6 +180,7 @@ print(f"| SSE fan-out, {r['subscribers']} subscribers, 1 scope | `{sys.argv[2].r
 EOF
 )")
         stop_server
+      done
     done
 fi
 
@@ -166,16 +188,32 @@ if wants restart; then
     data="$work/data-restart"
     start_server "$data"
     "$python" $here/bench_helper.py scopes --port "$port" --prefix canvas-r --count "$restart_scopes" --out "$work/r.txt"
+    created=$("$python" $here/bench_helper.py versions --port "$port" --prefix canvas-r)
     threads=2
     quota=$(( restart_changesets / threads ))
     echo "== fill: $restart_changesets change sets over $restart_scopes scopes" >&2
     fill_started=$(date +%s.%N)
-    fill=$(wrk -s $here/post.lua -t$threads -c"$restart_scopes" -d1200s "$base" -- "$work/r.txt" $threads $quota)
+    wrk -s $here/post.lua -t$threads -c"$restart_scopes" -d1200s "$base" -- "$work/r.txt" $threads $quota \
+        >"$work/fill.out" &
+    fill_pid=$!
+    target=$(( created + quota * threads ))
+    # wrk cannot stop early: watch the committed versions, then end it (wrk prints its summary on SIGINT).
+    previous=-1 stalled=0
+    while kill -0 "$fill_pid" 2>/dev/null; do
+        logged=$("$python" $here/bench_helper.py versions --port "$port" --prefix canvas-r)
+        [ "$logged" -ge "$target" ] && break
+        if [ "$logged" = "$previous" ]; then stalled=$((stalled + 1)); else stalled=0; fi
+        [ "$stalled" -ge 10 ] && { echo "fill stalled at $logged of $target" >&2; break; }
+        previous=$logged
+        sleep 1
+    done
     fill_seconds=$(awk -v a="$fill_started" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+    kill -INT "$fill_pid" 2>/dev/null || true
+    wait "$fill_pid" || true
+    fill=$(cat "$work/fill.out")
     echo "$fill" >&2
-    sleep 1  # the last answers' commits
     logged=$("$python" $here/bench_helper.py versions --port "$port" --prefix canvas-r)
-    logged=$(( logged - restart_scopes ))  # each scope's version 1 is its creation
+    logged=$(( logged - created ))
     stop_server
     size=$(du -sh "$data" | cut -f1)
     echo "== restart ($logged change sets logged, $size)" >&2
@@ -185,7 +223,7 @@ if wants restart; then
     median=$(sed 's/.*"median_seconds": \([0-9.]*\).*/\1/' <<<"$restart")
     runs=$(sed 's/.*"runs_seconds": \[\(.*\)\].*/\1/' <<<"$restart")
     rows+=("| restart, $logged change sets logged in $restart_scopes scopes ($size data dir) | \`jetstream serve --data-dir D --no-access-log\`, start → listening, 3× | median $median s | | | runs $runs s; defaults: --history-limit 10000, --snapshot-interval 1000 |")
-    rows+=("| fill for the restart: POST, $restart_scopes writers, $restart_scopes scopes | \`wrk -s post.lua -t$threads -c$restart_scopes -- r.txt $threads $quota\` | $(awk -v n="$logged" -v s="$fill_seconds" 'BEGIN{printf "%d", n/s}') req/s | | | $logged change sets in $fill_seconds s; $(grep -E 'Non-2xx|Socket errors' <<<"$fill" | tr -s ' ' | tr '\n' ' ' || true) |")
+    rows+=("| fill for the restart: POST, $restart_scopes writers, $restart_scopes scopes | \`wrk -s post.lua -t$threads -c$restart_scopes -d1200s URL -- r.txt $threads $quota\` | $(awk -v n="$logged" -v s="$fill_seconds" 'BEGIN{printf "%d", n/s}') req/s | | | $logged change sets committed in $fill_seconds s (until the versions reached the target); $(grep -E 'Non-2xx|Socket errors' <<<"$fill" | tr -s ' ' | tr '\n' ' ' || true) |")
 fi
 
 echo

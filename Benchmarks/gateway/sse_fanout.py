@@ -16,7 +16,10 @@ CPU time of the server and of each client process during the active phase (from 
 tells which side was the limit.
 
 Usage: sse_fanout.py --port P --scope NAME --subscribers 1000 [--processes 2] [--events 1000]
-                     [--rate 100] [--server-pid PID] [--json]
+                     [--rate 100] [--server-pid PID] [--c-client PATH] [--json]
+
+--c-client runs the subscribers in sse_subscribers.c (same protocol on stdin/stdout) instead of
+Python: ~10× less CPU per delivery, so the server rather than the client sets the ceiling.
 """
 from __future__ import annotations
 
@@ -280,7 +283,7 @@ async def drive(args) -> dict:
     state = await loop.run_in_executor(None, http_json, f"{base}/v1/scopes/{args.scope}")
     root_uuid = state["rootUUID"]
     result: dict = {"subscribers": args.subscribers, "processes": args.processes, "events": args.events,
-                    "rate": args.rate}
+                    "rate": args.rate, "client": "c" if args.c_client else "python"}
     rss_before = rss_kib(args.server_pid)
     deadline = time.monotonic() + args.timeout
     temp = tempfile.mkdtemp(prefix="sse-fanout-")
@@ -288,11 +291,16 @@ async def drive(args) -> dict:
               for i in range(args.processes)]
     workers = []
     for index, share in enumerate(shares):
-        command = [sys.executable, os.path.abspath(__file__), "--worker", "--host", args.host,
-                   "--port", str(args.port), "--scope", args.scope, "--subscribers", str(share),
-                   "--events", str(args.events), "--index", str(index),
-                   "--concurrency", str(args.concurrency), "--timeout", str(args.timeout),
-                   "--latency-file", os.path.join(temp, f"latencies-{index}")]
+        latency_file = os.path.join(temp, f"latencies-{index}")
+        if args.c_client:
+            command = [args.c_client, args.host, str(args.port), args.scope, str(share), str(index),
+                       str(args.events), latency_file, str(args.timeout)]
+        else:
+            command = [sys.executable, os.path.abspath(__file__), "--worker", "--host", args.host,
+                       "--port", str(args.port), "--scope", args.scope, "--subscribers", str(share),
+                       "--events", str(args.events), "--index", str(index),
+                       "--concurrency", str(args.concurrency), "--timeout", str(args.timeout),
+                       "--latency-file", latency_file]
         workers.append(subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
     try:
         started = time.monotonic()
@@ -375,6 +383,8 @@ def parse_args(argv):
     parser.add_argument("--rate", type=float, default=100, help="change sets per second")
     parser.add_argument("--publishers", type=int, default=4, help="publisher connections")
     parser.add_argument("--server-pid", type=int)
+    parser.add_argument("--c-client", metavar="PATH",
+                        help="subscriber processes run this build of sse_subscribers.c instead of Python")
     parser.add_argument("--concurrency", type=int, default=200, help="streams being opened at once, per process")
     parser.add_argument("--timeout", type=float, default=180, help="bound for the whole run, seconds")
     parser.add_argument("--json", action="store_true")
