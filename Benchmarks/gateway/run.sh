@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # Gateway benchmark (issue 5): `jetstream serve` (release, --no-access-log, demo schema) on loopback.
 #
-#   Benchmarks/gateway/run.sh [--no-build] [--duration 10s] [--fanout "1000 10000"]
+#   Benchmarks/gateway/run.sh [--no-build] [--duration 10s] [--fanout "1000:100 10000:100 10000:20"]
 #       [--fanout-events 1000] [--fanout-rate 100] [--fanout-processes 2] [--fanout-clients "c python"]
-#       [--restart-changesets 1000000] [--restart-scopes 100] [--only get,post,fanout,restart]
+#       [--restart-changesets 1000000] [--restart-scopes 100] [--restart-flags "SERVER FLAGS"]
+#       [--only get,post,fanout,restart]
 #
 # Workloads (each against a fresh server in a fresh data directory, except get+post which share one):
 #   get      wrk -t2 -c64 on GET /v1/scopes/demo after 10 shapes were added (~2.5 KB of state)
 #   post     wrk -s post.lua -t2 -c32: valid change sets, durable commits (synchronous=FULL), on one
 #            scope, then spread over 32 scopes
-#   fanout   sse_fanout.py: S subscribers on one scope, change sets POSTed at a fixed rate; the
+#   fanout   sse_fanout.py: S subscribers on one scope, --fanout-events change sets POSTed at R per
+#            second (--fanout "S:R …"; R defaults to --fanout-rate); the
 #            subscribers run in C (sse_subscribers.c, built here with cc) and/or Python (asyncio+uvloop)
 #   restart  fill a store with N change sets over HTTP (wrk, 100 writers on 100 scopes), then time
-#            process start → "listening" 3 times (median)
-# Smoke run (seconds): run.sh --no-build --duration 2s --fanout 50 --fanout-events 20
+#            process start → "listening" 3 times (median). --restart-flags go to both the filling
+#            and the restarted server; the worst case (every change set replayed at start) is
+#            --restart-scopes 1 --restart-flags "--history-limit 1000000 --snapshot-interval 0"
+# Smoke run (seconds): run.sh --no-build --duration 2s --fanout 50:20 --fanout-events 20
 #                      --restart-changesets 2000 --restart-scopes 10
 # Loopback only; every load is bounded in time (wrk -d, the fan-out client's --timeout, the fill's -d).
 # Prints a Markdown table; copy it into docs/benchmarks.md ("Gateway") with the date and machine.
@@ -23,13 +27,14 @@ here=Benchmarks/gateway
 
 build=1
 duration=10s
-fanout="1000 10000"
+fanout="1000:100 10000:100 10000:20"
 fanout_events=1000
 fanout_rate=100
 fanout_processes=""
 fanout_clients="c python"
 restart_changesets=1000000
 restart_scopes=100
+restart_flags=""
 only="get,post,fanout,restart"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -42,6 +47,7 @@ while [ $# -gt 0 ]; do
         --fanout-clients) fanout_clients="$2"; shift ;;
         --restart-changesets) restart_changesets="$2"; shift ;;
         --restart-scopes) restart_scopes="$2"; shift ;;
+        --restart-flags) restart_flags="$2"; shift ;;
         --only) only="$2"; shift ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
@@ -66,6 +72,7 @@ else
     binary="$(swift build -c release --show-bin-path)/jetstream"
 fi
 
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 # 10k event streams need 10k descriptors in the server too.
 ulimit -n "$(ulimit -Hn)"
 work=$(mktemp -d)
@@ -149,15 +156,18 @@ if wants fanout; then
         command -v cc >/dev/null || { echo "missing cc for the C fan-out client (or pass --fanout-clients python)" >&2; exit 1; }
         cc -O2 -o "$work/sse_subscribers" $here/sse_subscribers.c
     fi
-    for subscribers in $fanout; do
+    for spec in $fanout; do
+      subscribers=${spec%%:*}
+      rate=$fanout_rate
+      [[ "$spec" == *:* ]] && rate=${spec#*:}
       for client in $fanout_clients; do
         processes=${fanout_processes:-$(( subscribers > 2000 ? 2 : 1 ))}
         # A fresh server each time, so that its RSS growth is these streams' only.
         start_server "$work/data-fanout-$subscribers-$client" --max-pending-bytes 4194304
         "$python" $here/bench_helper.py scopes --port "$port" --prefix canvas-fanout --count 1 --out "$work/fanout.txt"
-        echo "== SSE fan-out: $subscribers subscribers in $processes $client processes, $fanout_events change sets at $fanout_rate/s" >&2
+        echo "== SSE fan-out: $subscribers subscribers in $processes $client processes, $fanout_events change sets at $rate/s" >&2
         command=(sse_fanout.py --port "$port" --scope canvas-fanout0 --subscribers "$subscribers"
-                 --processes "$processes" --events "$fanout_events" --rate "$fanout_rate" --server-pid "$server_pid")
+                 --processes "$processes" --events "$fanout_events" --rate "$rate" --server-pid "$server_pid")
         [ "$client" = c ] && command+=(--c-client "$work/sse_subscribers")
         result=$("$python" $here/"${command[@]}" --json)
         echo "$result" >&2
@@ -168,7 +178,7 @@ shown = re.sub(r"--port \d+", "--port PORT", sys.argv[2])
 shown = re.sub(r"--server-pid \d+", "--server-pid PID", shown)
 shown = re.sub(r"--c-client \S+", "--c-client sse_subscribers", shown)
 cpu = ", ".join(f"{k} {v}%" for k, v in r["cpu_percent"].items())
-print(f"| SSE fan-out, {r['subscribers']} subscribers, 1 scope, {r['client']} client | `{shown}` "
+print(f"| SSE fan-out, {r['subscribers']} subscribers, 1 scope, {r['events']} change sets at {r['rate']:g}/s, {r['client']} client | `{shown}` "
       f"| {r['deliveries_per_second']} deliveries/s ({r['deliveries']} of {r['expected']}) "
       f"| {r['latency_p50_ms']} ms | {r['latency_p99_ms']} ms "
       f"| POST→delivery p90 {r['latency_p90_ms']} ms, max {r['latency_max_ms']} ms; missing {r['missing']}, "
@@ -186,14 +196,16 @@ fi
 
 if wants restart; then
     data="$work/data-restart"
-    start_server "$data"
+    # shellcheck disable=SC2086 # the flags are words
+    start_server "$data" $restart_flags
     "$python" $here/bench_helper.py scopes --port "$port" --prefix canvas-r --count "$restart_scopes" --out "$work/r.txt"
     created=$("$python" $here/bench_helper.py versions --port "$port" --prefix canvas-r)
     threads=2
     quota=$(( restart_changesets / threads ))
     echo "== fill: $restart_changesets change sets over $restart_scopes scopes" >&2
     fill_started=$(date +%s.%N)
-    wrk -s $here/post.lua -t$threads -c"$restart_scopes" -d1200s "$base" -- "$work/r.txt" $threads $quota \
+    connections=$(( restart_scopes > 32 ? restart_scopes : 32 ))
+    wrk -s $here/post.lua -t$threads -c$connections -d1200s "$base" -- "$work/r.txt" $threads $quota \
         >"$work/fill.out" &
     fill_pid=$!
     target=$(( created + quota * threads ))
@@ -218,12 +230,12 @@ if wants restart; then
     size=$(du -sh "$data" | cut -f1)
     echo "== restart ($logged change sets logged, $size)" >&2
     restart=$("$python" $here/bench_helper.py restart --repeat 3 -- "$binary" serve --host 127.0.0.1 --port 0 \
-        --data-dir "$data" --no-access-log)
+        --data-dir "$data" --no-access-log $restart_flags)
     echo "$restart" >&2
     median=$(sed 's/.*"median_seconds": \([0-9.]*\).*/\1/' <<<"$restart")
     runs=$(sed 's/.*"runs_seconds": \[\(.*\)\].*/\1/' <<<"$restart")
-    rows+=("| restart, $logged change sets logged in $restart_scopes scopes ($size data dir) | \`jetstream serve --data-dir D --no-access-log\`, start → listening, 3× | median $median s | | | runs $runs s; defaults: --history-limit 10000, --snapshot-interval 1000 |")
-    rows+=("| fill for the restart: POST, $restart_scopes writers, $restart_scopes scopes | \`wrk -s post.lua -t$threads -c$restart_scopes -d1200s URL -- r.txt $threads $quota\` | $(awk -v n="$logged" -v s="$fill_seconds" 'BEGIN{printf "%d", n/s}') req/s | | | $logged change sets committed in $fill_seconds s (until the versions reached the target); $(grep -E 'Non-2xx|Socket errors' <<<"$fill" | tr -s ' ' | tr '\n' ' ' || true) |")
+    rows+=("| restart, $logged change sets logged in $restart_scopes scopes ($size data dir) | \`jetstream serve --data-dir D --no-access-log${restart_flags:+ $restart_flags}\`, start → listening, 3× | median $median s | | | runs $runs s; ${restart_flags:-defaults: --history-limit 10000 --snapshot-interval 1000} |")
+    rows+=("| fill for the restart: POST, $connections writers, $restart_scopes scopes | \`wrk -s post.lua -t$threads -c$connections -d1200s URL -- r.txt $threads $quota\` | $(awk -v n="$logged" -v s="$fill_seconds" 'BEGIN{printf "%d", n/s}') req/s | | | $logged change sets committed in $fill_seconds s (until the versions reached the target); $(grep -E 'Non-2xx|Socket errors' <<<"$fill" | tr -s ' ' | tr '\n' ' ' || true) |")
 fi
 
 echo
@@ -232,4 +244,4 @@ echo "|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 echo
 for note in "${notes[@]+"${notes[@]}"}"; do echo "- $note"; done
-echo "- machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(free -g | awk '/Mem:/ {print $2}') GiB, load generator and server on the same cores; data dir on $(df -T "$work" | awk 'NR==2 {print $2}'); $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "- machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(free -g | awk '/Mem:/ {print $2}') GiB, load generator and server on the same cores; data dir on $(df -T "$work" | awk 'NR==2 {print $2}'); load average before the run $load_before, after $(cut -d' ' -f1-3 /proc/loadavg); server run with --no-access-log; $(date -u '+%Y-%m-%d %H:%M UTC')"
