@@ -107,6 +107,14 @@ notes=()
 wrk_row() { # name command… — runs wrk, adds a row with req/s, p50, p99, failures, server and wrk CPU
     local name="$1"; shift
     local out rps p50 p99 failures cpu0 cpu1 secs shown client_cpu=""
+    local perf_pid=""
+    rm -f "$work/fsyncs.txt"
+    if [ "${count_fsyncs:-0}" = 1 ] && command -v perf >/dev/null; then
+        # fsync/fdatasync calls of the server while wrk runs (tracepoints; silently skipped if unavailable)
+        perf stat -x, -e syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync -p "$server_pid" \
+            -o "$work/fsyncs.txt" -- sleep "${duration%s}" 2>/dev/null &
+        perf_pid=$!
+    fi
     cpu0=$(cpu_seconds "$server_pid")
     if [ -x /usr/bin/time ]; then
         out=$(/usr/bin/time -f '%U %S' -o "$work/wrk.time" "$@")
@@ -115,6 +123,11 @@ wrk_row() { # name command… — runs wrk, adds a row with req/s, p50, p99, fai
         out=$("$@")
     fi
     cpu1=$(cpu_seconds "$server_pid")
+    fsyncs=""
+    if [ -n "$perf_pid" ]; then
+        wait "$perf_pid" || true
+        fsyncs=$(awk -F, '/^[0-9]/ {n += $1} END {if (NR) print n}' "$work/fsyncs.txt" 2>/dev/null || true)
+    fi
     echo "$out" >&2
     rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
     p50=$(awk '$1=="50%" {print $2}' <<<"$out")
@@ -144,9 +157,10 @@ if wants post; then
         before=$("$python" $here/bench_helper.py versions --port "$port" --prefix "canvas-${spread/w32/w}")
         if [ "$spread" = one ]; then label="POST change set, 32 writers, 1 scope"; else label="POST change set, 32 writers, 32 scopes"; fi
         echo "== $label" >&2
-        wrk_row "$label" wrk -s $here/post.lua -t$threads -c32 -d"$duration" --latency "$base" -- "$work/$spread.txt" $threads
+        count_fsyncs=1 wrk_row "$label" wrk -s $here/post.lua -t$threads -c32 -d"$duration" --latency "$base" -- "$work/$spread.txt" $threads
         after=$("$python" $here/bench_helper.py versions --port "$port" --prefix "canvas-${spread/w32/w}")
-        notes+=("$label: $((after - before)) change sets committed (versions advanced) during the run")
+        committed=$((after - before))
+        notes+=("$label: $committed change sets committed (versions advanced) during the run${fsyncs:+; $fsyncs fsync/fdatasync calls by the server = $(awk -v c="$committed" -v f="$fsyncs" 'BEGIN {printf "%.1f", f ? c / f : 0}') change sets per fsync}")
     done
 fi
 [ -n "$server_pid" ] && stop_server
