@@ -4,7 +4,7 @@
 #   Benchmarks/gateway/run.sh [--no-build] [--duration 10s] [--fanout "1000:100 10000:100 10000:20"]
 #       [--fanout-events 1000] [--fanout-rate 100] [--fanout-processes 2] [--fanout-clients "c python"]
 #       [--restart-changesets 1000000] [--restart-scopes 100] [--restart-flags "SERVER FLAGS"]
-#       [--only get,post,fanout,restart]
+#       [--only get,post,fanout,restart] [--profile DIR]
 #
 # Workloads (each against a fresh server in a fresh data directory, except get+post which share one):
 #   get      wrk -t2 -c64 on GET /v1/scopes/demo after 10 shapes were added (~2.5 KB of state)
@@ -19,6 +19,8 @@
 #            --restart-scopes 1 --restart-flags "--history-limit 1000000 --snapshot-interval 0"
 # Smoke run (seconds): run.sh --no-build --duration 2s --fanout 50:20 --fanout-events 20
 #                      --restart-changesets 2000 --restart-scopes 10
+# --profile DIR records the server with `perf record -g` during each get/post/fanout row and writes
+# DIR/<row>.txt (flat profile, demangled); the figures of such a run are perturbed by perf.
 # Loopback only; every load is bounded in time (wrk -d, the fan-out client's --timeout, the fill's -d).
 # Prints a Markdown table; copy it into docs/benchmarks.md ("Gateway") with the date and machine.
 set -euo pipefail
@@ -36,6 +38,7 @@ restart_changesets=1000000
 restart_scopes=100
 restart_flags=""
 only="get,post,fanout,restart"
+profile_dir=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --no-build) build=0 ;;
@@ -49,6 +52,7 @@ while [ $# -gt 0 ]; do
         --restart-scopes) restart_scopes="$2"; shift ;;
         --restart-flags) restart_flags="$2"; shift ;;
         --only) only="$2"; shift ;;
+        --profile) profile_dir="$2"; shift ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -80,6 +84,7 @@ server_pid=""
 fill_pid=""
 cleanup() {
     if [ -n "$fill_pid" ]; then kill "$fill_pid" 2>/dev/null || true; fi
+    if [ -n "$profile_pid" ]; then kill "$profile_pid" 2>/dev/null || true; fi
     if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null; fi
     rm -rf "$work"
 }
@@ -102,6 +107,26 @@ stop_server() {
 }
 cpu_seconds() { awk -v t="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print ($12 + $13) / t }' "/proc/$1/stat"; }
 
+profile_pid=""
+profile_start() { # slug
+    [ -n "$profile_dir" ] || return 0
+    mkdir -p "$profile_dir"
+    perf record -e cpu-clock -F 499 -g -p "$server_pid" -o "$profile_dir/$1.data" 2>/dev/null &
+    profile_pid=$!
+    profile_slug=$1
+}
+profile_stop() {
+    [ -n "$profile_pid" ] || return 0
+    kill -INT "$profile_pid"; wait "$profile_pid" || true
+    profile_pid=""
+    # self time per symbol, then time including callees; the .data file stays for `perf report -i`
+    { perf report -i "$profile_dir/$profile_slug.data" --no-children --sort dso,symbol -g none --stdio 2>/dev/null
+      echo "==== including callees"
+      perf report -i "$profile_dir/$profile_slug.data" --children --sort symbol -g none --stdio 2>/dev/null
+    } | grep -v '^$' | swift demangle --simplified >"$profile_dir/$profile_slug.txt" || true
+    echo "profile: $profile_dir/$profile_slug.txt" >&2
+}
+
 rows=()
 notes=()
 wrk_row() { # name command… — runs wrk, adds a row with req/s, p50, p99, failures, server and wrk CPU
@@ -115,6 +140,7 @@ wrk_row() { # name command… — runs wrk, adds a row with req/s, p50, p99, fai
             -o "$work/fsyncs.txt" -- sleep "${duration%s}" 2>/dev/null &
         perf_pid=$!
     fi
+    profile_start "$(tr -c 'A-Za-z0-9\n' '-' <<<"$name" | tr -s '-')"
     cpu0=$(cpu_seconds "$server_pid")
     if [ -x /usr/bin/time ]; then
         out=$(/usr/bin/time -f '%U %S' -o "$work/wrk.time" "$@")
@@ -123,6 +149,7 @@ wrk_row() { # name command… — runs wrk, adds a row with req/s, p50, p99, fai
         out=$("$@")
     fi
     cpu1=$(cpu_seconds "$server_pid")
+    profile_stop
     fsyncs=""
     if [ -n "$perf_pid" ]; then
         wait "$perf_pid" || true
@@ -183,7 +210,9 @@ if wants fanout; then
         command=(sse_fanout.py --port "$port" --scope canvas-fanout0 --subscribers "$subscribers"
                  --processes "$processes" --events "$fanout_events" --rate "$rate" --server-pid "$server_pid")
         [ "$client" = c ] && command+=(--c-client "$work/sse_subscribers")
+        profile_start "fanout-$subscribers-$rate-$client"
         result=$("$python" $here/"${command[@]}" --json)
+        profile_stop
         echo "$result" >&2
         rows+=("$("$python" - "$result" "${command[*]}" <<'EOF'
 import json, re, sys
