@@ -5,7 +5,8 @@
   bench_helper.py scopes   --port P --prefix canvas-w --count 32 --out FILE
                                                                   create scopes; write "NAME ROOT_UUID" lines
   bench_helper.py versions --port P --prefix canvas-w             print the sum of those scopes' versions
-  bench_helper.py restart  --repeat 3 -- BINARY serve ARGS…        time process start → "listening" line
+  bench_helper.py restart  --repeat 3 [--verify-prefix canvas-r] -- BINARY serve ARGS…
+                                                                  time process start → "listening" line
 """
 from __future__ import annotations
 
@@ -69,17 +70,20 @@ def scopes(args) -> None:
         out.writelines(lines)
 
 
-def versions(args) -> None:
+def version_sum(args, prefix: str) -> int:
     total, after = 0, None
     while True:
         query = "limit=1000" + (f"&after={after}" if after else "")
         status, body = call("GET", f"{base(args)}/v1/scopes?{query}")
         page = json.loads(body)
-        total += sum(s["version"] for s in page["scopes"] if s["name"].startswith(args.prefix))
+        total += sum(s["version"] for s in page["scopes"] if s["name"].startswith(prefix))
         after = page["next"]
         if not after:
-            break
-    print(total)
+            return total
+
+
+def versions(args) -> None:
+    print(version_sum(args, args.prefix))
 
 
 def restart(args) -> None:
@@ -95,6 +99,9 @@ def restart(args) -> None:
             if "listening on" not in line:
                 raise SystemExit(f"the server did not start: {line!r} (exit {server.wait(timeout=30)})")
             times.append(elapsed)
+            if args.verify_prefix:  # what came back: the sum of the scopes' versions
+                args.port = int(line.strip().rsplit(":", 1)[1])
+                recovered = version_sum(args, args.verify_prefix)
         finally:
             server.send_signal(signal.SIGTERM)
             try:
@@ -102,8 +109,10 @@ def restart(args) -> None:
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
-    print(json.dumps({"median_seconds": round(statistics.median(times), 3),
-                      "runs_seconds": [round(t, 3) for t in times]}))
+    result = {"median_seconds": round(statistics.median(times), 3), "runs_seconds": [round(t, 3) for t in times]}
+    if args.verify_prefix:
+        result["recovered_version_sum"] = recovered
+    print(json.dumps(result))
 
 
 def main() -> None:
@@ -123,6 +132,8 @@ def main() -> None:
             p.add_argument("--out", required=True)
     p = sub.add_parser("restart")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--verify-prefix", help="after each start, sum the versions of the scopes named PREFIX…")
+    p.add_argument("--host", default="127.0.0.1")
     p.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     if args.step == "restart":

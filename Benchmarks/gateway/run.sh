@@ -272,12 +272,14 @@ if wants restart; then
     stop_server
     size=$(du -sh "$data" | cut -f1)
     echo "== restart ($logged change sets logged, $size)" >&2
-    restart=$("$python" $here/bench_helper.py restart --repeat 3 -- "$binary" serve --host 127.0.0.1 --port 0 \
+    restart=$("$python" $here/bench_helper.py restart --repeat 3 --verify-prefix canvas-r -- "$binary" serve --host 127.0.0.1 --port 0 \
         --data-dir "$data" --no-access-log $restart_flags)
     echo "$restart" >&2
     median=$(sed 's/.*"median_seconds": \([0-9.]*\).*/\1/' <<<"$restart")
     runs=$(sed 's/.*"runs_seconds": \[\(.*\)\].*/\1/' <<<"$restart")
-    rows+=("| restart, $logged change sets logged in $restart_scopes scopes ($size data dir) | \`jetstream serve --data-dir D --no-access-log${restart_flags:+ $restart_flags}\`, start → listening, 3× | median $median s | | | runs $runs s; ${restart_flags:-defaults: --history-limit 10000 --snapshot-interval 1000} |")
+    recovered=$(sed -n 's/.*"recovered_version_sum": \([0-9]*\).*/\1/p' <<<"$restart")
+    [ "$recovered" = "$(( logged + created ))" ] || notes+=("RESTART LOST DATA: versions summed to $recovered after restart, $(( logged + created )) before")
+    rows+=("| restart, $logged change sets logged in $restart_scopes scopes ($size data dir) | \`jetstream serve --data-dir D --no-access-log${restart_flags:+ $restart_flags}\`, start → listening, 3× | median $median s | | | runs $runs s; every scope back at its version; ${restart_flags:-defaults: --history-limit 10000 --snapshot-interval 1000} |")
     rows+=("| fill for the restart: POST, $connections writers, $restart_scopes scopes | \`wrk -s post.lua -t$threads -c$connections -d1200s URL -- r.txt $threads $quota\` | $(awk -v n="$logged" -v s="$fill_seconds" 'BEGIN{printf "%d", n/s}') req/s | | | $logged change sets committed in $fill_seconds s (until the versions reached the target); $(grep -E 'Non-2xx|Socket errors' <<<"$fill" | tr -s ' ' | tr '\n' ' ' || true) |")
 fi
 
