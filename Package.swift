@@ -24,6 +24,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        // Metrics API and its Prometheus text exposition (neither pulls SwiftNIO).
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // JWT verification (HS256/ES256/RS256) on swift-crypto; no SwiftNIO.
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
     ],
     targets: [
         // C shims (system libraries; nghttp2 and zlib from Debian's -dev packages).
@@ -100,6 +105,11 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: strictSettings),
 
@@ -107,7 +117,8 @@ let package = Package(
         .executableTarget(
             name: "JetstreamCLI",
             dependencies: [
-                "JetstreamModel", "HTTPServer", "Store", "Gateway",
+                "JetstreamModel", "HTTPServer", "Store", "Gateway", "SocketLoop",
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -115,23 +126,32 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
 
+        // Helpers shared by the test targets (a blocking loopback client socket).
+        .target(name: "TestSupport", swiftSettings: strictSettings),
+
         .testTarget(
             name: "JetstreamModelTests",
             dependencies: [
                 "JetstreamModel", .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strictSettings),
-        .testTarget(name: "JetstreamTests", dependencies: ["Jetstream"], swiftSettings: strictSettings),
+        .testTarget(name: "JetstreamTests", dependencies: ["Jetstream", "JetstreamModel"], swiftSettings: strictSettings),
         .testTarget(
             name: "SocketLoopTests",
-            dependencies: ["SocketLoop", "CLinuxIO", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SocketLoop", "CLinuxIO", "TestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
-        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTPCompression", "CNGHTTP2", "CZlib"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "HTTP2Tests",
+            dependencies: [
+                "HTTP2", "HTTPCompression", "CNGHTTP2", "CZlib",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPServerTests",
             dependencies: [
-                "HTTPServer", "HTTP1", "SocketLoop",
+                "HTTPServer", "HTTP1", "SocketLoop", "TestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],

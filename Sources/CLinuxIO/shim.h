@@ -1,9 +1,11 @@
 // Header-only shim: Glibc's Swift overlay lacks epoll, eventfd, accept4 and friends.
+//
+// No `_GNU_SOURCE` here: headers this module shares with SwiftGlibc (sys/select.h,
+// sys/resource.h, …) would then be compiled with different definitions, and clang rejects the
+// mismatch whenever both modules meet in one file — depending on build order, so intermittently.
+// The one GNU extension we use, accept4, is declared below; everything else is standard.
 #ifndef CLINUXIO_SHIM_H
 #define CLINUXIO_SHIM_H
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -12,7 +14,6 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <sys/uio.h>

@@ -4,7 +4,8 @@ import HTTPTypes
 extension Gateway {
     func addEventRoutes(to router: inout Router) {
         let hub = self.hub
-        router.get("/v1/scopes/{name}/events") { request, context, responder in
+        let access = self.access
+        router.get("/v1/scopes/{name}/events", gate(.read)) { request, context, responder, grant in
             let prepared = Result { () throws(Problem) -> ScopeHandle in
                 if let accept = request.headerFields[.accept], !Self.acceptsEventStream(accept) {
                     throw Problem(.notAcceptable, detail: "this resource is text/event-stream; Accept is \(accept)")
@@ -17,7 +18,13 @@ extension Gateway {
             case .success(let handle):
                 let lastEventID =
                     request.headerFields[HTTPField.Name("Last-Event-ID")!] ?? request.queryValue("lastEventId")
+                let client = access.client(of: request, peer: context.remoteAddress)
+                if let refusal = access.admitStream(client: client) {
+                    responder.respond(refusal.response)
+                    return
+                }
                 let stream = responder.openEventStream()
+                access.track(stream, client: client, grant: grant)
                 hub.subscribe(stream, to: handle, start: ScopeHub.streamStart(lastEventID: lastEventID))
             }
         }

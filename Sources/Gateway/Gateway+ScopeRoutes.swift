@@ -6,11 +6,12 @@ import JetstreamModel
 extension Gateway {
     func addScopeRoutes(to router: inout Router) {
         let hub = self.hub
-        router.get("/v1/scopes") { request, _ in
+        router.get("/v1/scopes", gate(.anyClient)) { request, _, grant in
             Self.answer { () throws(Problem) in
                 let limit = try Self.integerQuery(request, "limit", fallback: 100, range: 1...1000)!
                 let after = request.queryValue("after")
-                let (page, next) = hub.list(after: after, limit: limit)
+                if let after { try ScopeName.validate(after) }
+                let (page, next) = hub.list(after: after, limit: limit) { grant.allows(.read, scope: $0) }
                 var writer = JSONWriter(capacity: 64 + page.count * 96)
                 writer.writeRaw(#"{"scopes":["#)
                 for (index, entry) in page.enumerated() {
@@ -28,13 +29,14 @@ extension Gateway {
             }
         }
 
-        router.put("/v1/scopes/{name}") { request, context in
-            await Self.answer { () async throws(Problem) in
+        router.put("/v1/scopes/{name}", gate(.write)) { request, context in
+            await Self.answerAsync { () async throws(Problem) in
                 let name = context.parameters["name"] ?? ""
                 try ScopeName.validate(name)
                 let body = try Self.jsonObjectBody(request)
                 guard let root = body["root"]?.object else {
-                    throw Problem(.badRequest, detail: #"the body must be {"root":{"clsName":…,"uuid"?:…,"properties"?:{…}}}"#)
+                    throw Problem(
+                        .badRequest, detail: #"the body must be {"root":{"clsName":…,"uuid"?:…,"properties"?:{…}}}"#)
                 }
                 guard let clsName = root["clsName"]?.string else {
                     throw Problem(.badRequest, detail: "root.clsName must be a string naming the root's class")
@@ -53,7 +55,8 @@ extension Gateway {
                     }
                     properties = object
                 }
-                let handle = try await hub.create(name: name, rootClassName: clsName, rootUUID: uuid, properties: properties)
+                let handle = try await hub.create(
+                    name: name, rootClassName: clsName, rootUUID: uuid, properties: properties)
                 let (version, json) = handle.stateJSON()
                 var response = Self.json(json, status: .created, version: version)
                 response.head.headerFields[.location] = "/v1/scopes/\(name)"
@@ -61,7 +64,7 @@ extension Gateway {
             }
         }
 
-        router.get("/v1/scopes/{name}") { request, context in
+        router.get("/v1/scopes/{name}", gate(.read)) { request, context in
             Self.answer { () throws(Problem) in
                 let handle = try hub.existingHandle(context.parameters["name"] ?? "")
                 let version = handle.committedState.version
@@ -80,14 +83,14 @@ extension Gateway {
             }
         }
 
-        router.delete("/v1/scopes/{name}") { _, context in
-            await Self.answer { () async throws(Problem) in
+        router.delete("/v1/scopes/{name}", gate(.write)) { _, context in
+            await Self.answerAsync { () async throws(Problem) in
                 try await hub.delete(name: context.parameters["name"] ?? "")
                 return HTTPServerResponse(status: .noContent)
             }
         }
 
-        router.get("/v1/scopes/{name}/objects/{uuid}") { _, context in
+        router.get("/v1/scopes/{name}/objects/{uuid}", gate(.read)) { _, context in
             Self.answer { () throws(Problem) in
                 let handle = try hub.existingHandle(context.parameters["name"] ?? "")
                 let text = context.parameters["uuid"] ?? ""

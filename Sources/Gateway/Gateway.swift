@@ -13,18 +13,20 @@ import Logging
 /// ```
 public struct Gateway: Sendable {
     public let hub: ScopeHub
+    /// Auth, limits, trusted proxies and CORS (open by default).
+    public let access: AccessControl
     let schemaJSON: [UInt8]
     let openAPIBytes: [UInt8]
 
-    public init(hub: ScopeHub) {
+    public init(hub: ScopeHub, access: AccessControl = .open()) {
         self.hub = hub
+        self.access = access
         schemaJSON = hub.configuration.schema.jsonValue.encoded()
         openAPIBytes = Array(OpenAPIDocument.yaml.utf8)
     }
 
     public func addRoutes(to router: inout Router) {
-        router.get("/healthz") { _, _ in .json(#"{"status":"ok"}"#) }
-        router.get("/readyz") { _, _ in .json(#"{"status":"ready"}"#) }
+        addOperationRoutes(to: &router)
         router.get("/openapi.yaml") { [openAPIBytes] _, _ in
             HTTPServerResponse(status: .ok, headerFields: [.contentType: "application/yaml"], body: openAPIBytes)
         }
@@ -32,6 +34,7 @@ public struct Gateway: Sendable {
         addScopeRoutes(to: &router)
         addChangeSetRoutes(to: &router)
         addEventRoutes(to: &router)
+        addPreflightRoutes(to: &router)
     }
 
     /// Runs `body`, answering a thrown ``Problem`` as problem+json.
@@ -43,7 +46,7 @@ public struct Gateway: Sendable {
         }
     }
 
-    static func answer(_ body: () async throws(Problem) -> HTTPServerResponse) async -> HTTPServerResponse {
+    static func answerAsync(_ body: () async throws(Problem) -> HTTPServerResponse) async -> HTTPServerResponse {
         do {
             return try await body()
         } catch {
@@ -94,7 +97,10 @@ public struct Gateway: Sendable {
         guard let text = request.queryValue(name) else { return fallback }
         guard let value = Int(text), range.contains(value) else {
             throw Problem(
-                .badRequest, detail: "query parameter \(name)=\(text) must be an integer from \(range.lowerBound) to \(range.upperBound)")
+                .badRequest,
+                detail:
+                    "query parameter \(name)=\(text) must be an integer from \(range.lowerBound) to \(range.upperBound)"
+            )
         }
         return value
     }

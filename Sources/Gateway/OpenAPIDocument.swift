@@ -23,6 +23,14 @@ info:
     see README.md for what the current build serves.
   license:
     name: Apache-2.0
+security:
+  # Auth is configured per deployment: with no JWT key every request is anonymous and may do
+  # everything; with keys, a bearer token (header, query or cookie) is needed except where the
+  # --anonymous-read / --anonymous-write patterns open a scope.
+  - {}
+  - bearerAuth: []
+  - accessTokenQuery: []
+  - accessTokenCookie: []
 servers:
   - url: http://127.0.0.1:8080
     description: "`jetstream serve` with its defaults"
@@ -37,6 +45,7 @@ paths:
     get:
       tags: [schema]
       operationId: getSchema
+      security: []
       summary: The loaded model schema.
       responses:
         "200":
@@ -75,6 +84,8 @@ paths:
                       - { $ref: "#/components/schemas/ScopeName" }
                       - { type: "null" }
         "400": { $ref: "#/components/responses/BadRequest" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
   /v1/scopes/{name}:
     parameters:
       - $ref: "#/components/parameters/ScopeName"
@@ -118,6 +129,9 @@ paths:
         "413": { $ref: "#/components/responses/Problem" }
         "415": { $ref: "#/components/responses/Problem" }
         "422": { $ref: "#/components/responses/InvalidChangeSet" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
     get:
       tags: [scopes]
       operationId: getScope
@@ -138,14 +152,22 @@ paths:
           description: "`If-None-Match` names the current version."
           headers:
             ETag: { $ref: "#/components/headers/ETag" }
+        "400": { $ref: "#/components/responses/BadRequest" }
         "404": { $ref: "#/components/responses/NotFound" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
     delete:
       tags: [scopes]
       operationId: deleteScope
       summary: "Delete a scope; open event streams receive `event: deleted` and end."
       responses:
         "204": { description: Deleted. }
+        "400": { $ref: "#/components/responses/BadRequest" }
         "404": { $ref: "#/components/responses/NotFound" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
   /v1/scopes/{name}/objects/{uuid}:
     parameters:
       - $ref: "#/components/parameters/ScopeName"
@@ -182,6 +204,9 @@ paths:
                         key: { type: string }
         "400": { $ref: "#/components/responses/BadRequest" }
         "404": { $ref: "#/components/responses/NotFound" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
   /v1/scopes/{name}/changesets:
     parameters:
       - $ref: "#/components/parameters/ScopeName"
@@ -200,7 +225,14 @@ paths:
           schema: { type: string }
         - name: Idempotency-Key
           in: header
-          description: A retry with the same key and body replays the first outcome.
+          description: |
+            A retry with the same key and the same body gets the first outcome again (status and
+            body, with `Idempotent-Replayed: true`), whether it was an accept (200) or a final
+            rejection (412, 422). The key is stored in the same durable commit as the change set
+            and kept for `--idempotency-ttl` seconds (default 86400), per scope. The same key with
+            another body → `422 idempotency-key-reused`; while the first request with the key is
+            still being decided → `409 idempotency-key-in-flight` (retry after it is answered).
+            1 to 255 visible ASCII characters (a structured-field string `"…"` means its content).
           schema: { type: string, minLength: 1, maxLength: 255 }
       requestBody:
         required: true
@@ -215,9 +247,10 @@ paths:
                   items: { $ref: "#/components/schemas/SyncFragment" }
       responses:
         "200":
-          description: Accepted.
+          description: Accepted (or, with `Idempotent-Replayed`, accepted the first time).
           headers:
             ETag: { $ref: "#/components/headers/ETag" }
+            Idempotent-Replayed: { $ref: "#/components/headers/IdempotentReplayed" }
           content:
             application/json:
               schema:
@@ -248,9 +281,30 @@ paths:
                     required: [version]
                     properties:
                       version: { $ref: "#/components/schemas/Version" }
+        "409":
+          description: A request with the same `Idempotency-Key` is still in flight.
+          headers:
+            Retry-After: { schema: { type: string } }
+          content:
+            application/problem+json:
+              schema: { $ref: "#/components/schemas/Problem" }
         "413": { $ref: "#/components/responses/Problem" }
         "415": { $ref: "#/components/responses/Problem" }
-        "422": { $ref: "#/components/responses/InvalidChangeSet" }
+        "422":
+          description: |
+            The change set was rejected (`invalid-change-set`, with `fragmentReplies`; nothing was
+            applied), or its `Idempotency-Key` was used for another body (`idempotency-key-reused`).
+          headers:
+            Idempotent-Replayed: { $ref: "#/components/headers/IdempotentReplayed" }
+          content:
+            application/problem+json:
+              schema:
+                oneOf:
+                  - $ref: "#/components/schemas/InvalidChangeSetProblem"
+                  - $ref: "#/components/schemas/IdempotencyKeyReusedProblem"
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
     get:
       tags: [changesets]
       operationId: getChangeSets
@@ -281,6 +335,9 @@ paths:
         "400": { $ref: "#/components/responses/BadRequest" }
         "404": { $ref: "#/components/responses/NotFound" }
         "410": { $ref: "#/components/responses/Problem" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
   /v1/scopes/{name}/events:
     parameters:
       - $ref: "#/components/parameters/ScopeName"
@@ -295,7 +352,10 @@ paths:
         scope it starts with `event: reset` (the full state). Then every accepted change set
         follows as `event: changeset`, once and in version order; `: keep-alive` comments keep
         proxies from closing the stream. `event: deleted` ends the stream when the scope is
-        deleted. Every event's `data` is one line of JSON; `id` is the scope version.
+        deleted. `event: auth-expired` (a problem) ends it at the token's `exp`, and
+        `event: closing` (`{"reason":"rotation"}`) after `--stream-max-age`: reconnect with
+        `Last-Event-ID` (and a fresh token) to resume exactly. Every event's `data` is one line of
+        JSON; `id` is the scope version.
 
         ```
         retry: 2000
@@ -331,12 +391,18 @@ paths:
                 reset: { $ref: "#/components/schemas/ScopeState" }
                 changeset: { $ref: "#/components/schemas/ChangeSetEvent" }
                 error: { $ref: "#/components/schemas/Problem" }
+                closing: { $ref: "#/components/schemas/ClosingEvent" }
+                auth-expired: { $ref: "#/components/schemas/Problem" }
         "404": { $ref: "#/components/responses/NotFound" }
         "406": { $ref: "#/components/responses/Problem" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Forbidden" }
+        "429": { $ref: "#/components/responses/TooManyRequests" }
   /healthz:
     get:
       tags: [operations]
       operationId: health
+      security: []
       summary: Liveness.
       responses:
         "200":
@@ -352,7 +418,11 @@ paths:
     get:
       tags: [operations]
       operationId: ready
+      security: []
       summary: Readiness (store reachable, not draining).
+      description: |
+        `503 not-ready` from the moment the gateway starts draining on SIGTERM (and while the
+        store does not answer a read); `/healthz` stays 200 until the process exits.
       responses:
         "200":
           description: Ready.
@@ -364,10 +434,30 @@ paths:
                 properties:
                   status: { type: string }
         "503": { $ref: "#/components/responses/Problem" }
+  /metrics:
+    get:
+      tags: [operations]
+      operationId: metrics
+      summary: Prometheus metrics (text exposition format 0.0.4).
+      description: |
+        Requests by route and status (`jetstream_http_requests_total`), request latency
+        (`jetstream_http_request_duration_seconds`), open event streams
+        (`jetstream_sse_streams_open`), change sets by outcome and problem type
+        (`jetstream_changesets_total`), commit latency (`jetstream_commit_duration_seconds`),
+        fan-out lag (`jetstream_fanout_lag_seconds`), dropped slow subscribers
+        (`jetstream_sse_slow_subscribers_dropped_total`), idempotent replays
+        (`jetstream_idempotent_replays_total`). See docs/gateway.md.
+      responses:
+        "200":
+          description: The metrics.
+          content:
+            text/plain:
+              schema: { type: string }
   /openapi.yaml:
     get:
       tags: [operations]
       operationId: openapi
+      security: []
       summary: This document.
       responses:
         "200":
@@ -376,6 +466,25 @@ paths:
             application/yaml:
               schema: { type: string }
 components:
+  securitySchemes:
+    bearerAuth:
+      type: http
+      scheme: bearer
+      bearerFormat: JWT
+      description: |
+        A JWT (HS256, ES256 or RS256) whose claims name the scopes it may read and write:
+        `{"sub": "ada", "exp": 1767225600, "jetstream": {"read": ["canvas-*"], "write": ["canvas-7"]}}`.
+        Write implies nothing about read. `exp`, `nbf`, `iss` and `aud` are checked.
+    accessTokenQuery:
+      type: apiKey
+      in: query
+      name: access_token
+      description: The same token for clients that cannot set headers (EventSource).
+    accessTokenCookie:
+      type: apiKey
+      in: cookie
+      name: jetstream_token
+      description: The same token as a cookie (EventSource with credentials).
   parameters:
     ScopeName:
       name: name
@@ -386,7 +495,37 @@ components:
     ETag:
       description: The scope version, quoted (`"42"`).
       schema: { type: string, pattern: '^"[0-9]+"$' }
+    IdempotentReplayed:
+      description: "`true` on an answer replayed for a retried `Idempotency-Key`."
+      schema: { type: string, enum: ["true"] }
   responses:
+    Unauthorized:
+      description: "No valid token: `/problems/unauthorized` or `/problems/token-expired`."
+      headers:
+        WWW-Authenticate:
+          description: '`Bearer realm="jetstream"`, with `error="invalid_token"` when a token was bad.'
+          schema: { type: string }
+      content:
+        application/problem+json:
+          schema: { $ref: "#/components/schemas/Problem" }
+    Forbidden:
+      description: "The token's claims do not cover this scope and operation: `/problems/forbidden`."
+      headers:
+        WWW-Authenticate:
+          description: '`Bearer realm="jetstream", error="insufficient_scope"`.'
+          schema: { type: string }
+      content:
+        application/problem+json:
+          schema: { $ref: "#/components/schemas/Problem" }
+    TooManyRequests:
+      description: "`/problems/rate-limited` or `/problems/too-many-streams`."
+      headers:
+        Retry-After:
+          description: Seconds to wait before retrying.
+          schema: { type: integer, minimum: 1 }
+      content:
+        application/problem+json:
+          schema: { $ref: "#/components/schemas/Problem" }
     Problem:
       description: An RFC 9457 problem.
       content:
@@ -417,6 +556,32 @@ components:
                     type: array
                     items: { $ref: "#/components/schemas/FragmentReply" }
   schemas:
+    InvalidChangeSetProblem:
+      allOf:
+        - $ref: "#/components/schemas/Problem"
+        - type: object
+          required: [fragmentReplies]
+          properties:
+            type: { const: /problems/invalid-change-set }
+            fragmentReplies:
+              description: One reply per fragment, aligned with the request's fragments.
+              type: array
+              items: { $ref: "#/components/schemas/FragmentReply" }
+    IdempotencyKeyReusedProblem:
+      allOf:
+        - $ref: "#/components/schemas/Problem"
+        - type: object
+          properties:
+            type: { const: /problems/idempotency-key-reused }
+    ClosingEvent:
+      description: The `closing` event's data, sent when the gateway drains; reconnect with `Last-Event-ID`.
+      type: object
+      required: [reason]
+      properties:
+        reason:
+          type: string
+          enum: [shutdown, rotation]
+          description: "`shutdown` when the gateway drains, `rotation` when the stream reached `--stream-max-age`."
     ScopeName:
       type: string
       pattern: '^[A-Za-z0-9._~-]{1,128}$'
@@ -517,8 +682,10 @@ components:
         `invalid-json`, `not-found`, `method-not-allowed`, `request-timeout`, `uri-too-long`,
         `headers-too-large`, `expectation-failed`, `not-implemented`,
         `http-version-not-supported`, `scope-exists`, `invalid-change-set`,
-        `precondition-failed`, `history-gone`, `payload-too-large`, `unsupported-media-type`,
-        `not-acceptable`, `slow-consumer`, `not-ready`, `store-unavailable`, `internal`.
+        `precondition-failed`, `idempotency-key-reused`, `idempotency-key-in-flight`,
+        `history-gone`, `payload-too-large`, `unsupported-media-type`, `not-acceptable`,
+        `slow-consumer`, `not-ready`, `store-unavailable`, `internal`, `unauthorized`, `forbidden`,
+        `token-expired`, `rate-limited`, `too-many-streams`, `too-many-fragments`.
       required: [type, title, status]
       properties:
         type: { type: string }

@@ -37,6 +37,7 @@ public struct Problem: Error, Sendable {
     public var response: HTTPServerResponse {
         var fields = headers
         fields[.contentType] = "application/problem+json"
-        return HTTPServerResponse(status: kind.status, headerFields: fields, body: JSONValue.object(jsonObject).encoded())
+        return HTTPServerResponse(
+            status: kind.status, headerFields: fields, body: JSONValue.object(jsonObject).encoded())
     }
 }

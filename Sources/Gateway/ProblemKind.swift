@@ -16,12 +16,20 @@ public enum ProblemKind: String, Sendable, CaseIterable {
     case scopeExists = "scope-exists"
     case invalidChangeSet = "invalid-change-set"
     case preconditionFailed = "precondition-failed"
+    case idempotencyKeyReused = "idempotency-key-reused"
+    case idempotencyKeyInFlight = "idempotency-key-in-flight"
     case historyGone = "history-gone"
     case payloadTooLarge = "payload-too-large"
     case unsupportedMediaType = "unsupported-media-type"
     case notAcceptable = "not-acceptable"
     case slowConsumer = "slow-consumer"
     case notReady = "not-ready"
+    case unauthorized = "unauthorized"
+    case forbidden = "forbidden"
+    case tokenExpired = "token-expired"
+    case rateLimited = "rate-limited"
+    case tooManyStreams = "too-many-streams"
+    case tooManyFragments = "too-many-fragments"
     case storeUnavailable = "store-unavailable"
     case `internal` = "internal"
 
@@ -40,14 +48,18 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .expectationFailed: .expectationFailed
         case .notImplemented: .notImplemented
         case .httpVersionNotSupported: HTTPResponse.Status(code: 505)
-        case .scopeExists: .conflict
+        case .scopeExists, .idempotencyKeyInFlight: .conflict
+        case .idempotencyKeyReused: .unprocessableContent
         case .invalidChangeSet: .unprocessableContent
         case .preconditionFailed: .preconditionFailed
         case .historyGone: .gone
         case .payloadTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .notAcceptable: .notAcceptable
-        case .slowConsumer: .tooManyRequests
+        case .slowConsumer, .rateLimited, .tooManyStreams: .tooManyRequests
+        case .unauthorized, .tokenExpired: .unauthorized
+        case .forbidden: .forbidden
+        case .tooManyFragments: .contentTooLarge
         case .notReady, .storeUnavailable: .serviceUnavailable
         case .internal: .internalServerError
         }
@@ -69,12 +81,20 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .scopeExists: "The scope already exists"
         case .invalidChangeSet: "Change set rejected"
         case .preconditionFailed: "The scope is not at the expected version"
+        case .idempotencyKeyReused: "The idempotency key was used for another request"
+        case .idempotencyKeyInFlight: "A request with this idempotency key is in flight"
         case .historyGone: "The requested history is no longer retained"
         case .payloadTooLarge: "The body is too large"
         case .unsupportedMediaType: "Unsupported media type"
         case .notAcceptable: "Not acceptable"
         case .slowConsumer: "Subscriber too slow"
         case .notReady: "Not ready"
+        case .unauthorized: "Authentication required"
+        case .forbidden: "Not allowed for this token"
+        case .tokenExpired: "The token has expired"
+        case .rateLimited: "Too many requests"
+        case .tooManyStreams: "Too many event streams"
+        case .tooManyFragments: "Too many fragments in one change set"
         case .storeUnavailable: "The store is unavailable"
         case .internal: "Internal error"
         }

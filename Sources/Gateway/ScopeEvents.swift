@@ -5,45 +5,19 @@ import JetstreamModel
 /// Encodes what the gateway writes, once per version: change-set payloads (stored, streamed and
 /// returned by history, byte for byte the same), full states, and their SSE events.
 enum ScopeEvents {
-    /// `{"version":V,"fragments":[…],"removed":[…]}` — the stored record and the `changeset` event's data.
-    static func changeSetPayload(version: Int, fragments: [SyncFragment], removed: [UUID]) -> ChangeSetPayload {
+    /// `{"version":V,"fragments":[…],"removed":[…]}` — the stored record and the `changeset` event's
+    /// data, written by the model core straight from the applied change set.
+    static func changeSetPayload(_ applied: AppliedChangeSet) -> ChangeSetPayload {
         var writer = JSONWriter(capacity: 256)
-        writer.writeRaw("[")
-        for (index, fragment) in fragments.enumerated() {
-            if index > 0 { writer.writeRaw(",") }
-            fragment.write(to: &writer)
-        }
-        writer.writeRaw("]")
-        let fragmentsJSON = writer.bytes
-        writer = JSONWriter(capacity: 16 + removed.count * 40)
-        writer.writeRaw("[")
-        for (index, uuid) in removed.enumerated() {
-            if index > 0 { writer.writeRaw(",") }
-            writer.write(string: uuid.wireString)
-        }
-        writer.writeRaw("]")
-        let removedJSON = writer.bytes
-
-        var payload: [UInt8] = []
-        payload.reserveCapacity(fragmentsJSON.count + removedJSON.count + 48)
-        payload.append(contentsOf: #"{"version":\#(version),"fragments":"#.utf8)
-        payload.append(contentsOf: fragmentsJSON)
-        payload.append(contentsOf: #","removed":"#.utf8)
-        payload.append(contentsOf: removedJSON)
-        payload.append(UInt8(ascii: "}"))
-        return ChangeSetPayload(version: version, bytes: payload, fragmentsJSON: fragmentsJSON, removedJSON: removedJSON)
+        applied.writeEvent(to: &writer)
+        return ChangeSetPayload(version: applied.state.version, bytes: writer.bytes)
     }
 
-    /// `{"name","version","rootUUID","fragments":[…]}` — `GET` on a scope, `snapshot` and `reset` events.
+    /// `{"name","version","rootUUID","fragments":[…]}` — `GET` on a scope, `snapshot` and `reset` events
+    /// (streamed from the state, no intermediate tree).
     static func stateJSON(name: String, state: ScopeState) -> [UInt8] {
         var writer = JSONWriter(capacity: 64 + state.count * 128)
-        writer.writeRaw(#"{"name":"#)
-        writer.write(string: name)
-        writer.writeRaw(#","version":\#(state.version),"rootUUID":"#)
-        writer.write(string: state.rootUUID.wireString)
-        writer.writeRaw(#","fragments":"#)
-        writeFragments(of: state, to: &writer)
-        writer.writeRaw("}")
+        state.writeState(name: name, to: &writer)
         return writer.bytes
     }
 
@@ -86,30 +60,30 @@ enum ScopeEvents {
     }
 }
 
-/// One accepted change set, encoded once: the stored payload and the parts the POST answer reuses.
+/// One accepted change set, encoded once: the stored payload, from which the SSE event and the
+/// `200` answer are framed without re-encoding.
 struct ChangeSetPayload: Sendable {
     let version: Int
     let bytes: [UInt8]
-    let fragmentsJSON: [UInt8]
-    let removedJSON: [UInt8]
 
     /// The `changeset` SSE event around ``bytes``.
     var event: EncodedEvent { ScopeEvents.event("changeset", id: version, json: bytes) }
 
-    /// The `200` answer: `{"version","fragmentReplies":[{},…],"fragments","removed"}`.
+    /// The `200` answer `{"version","fragmentReplies":[{},…],"fragments","removed"}`: the payload
+    /// with the replies spliced in after its version.
     func acceptedResponse(fragmentCount: Int) -> [UInt8] {
+        let head = Array(#"{"version":\#(version),"#.utf8)
         var body: [UInt8] = []
-        body.reserveCapacity(bytes.count + fragmentCount * 3 + 32)
-        body.append(contentsOf: #"{"version":\#(version),"fragmentReplies":["#.utf8)
+        body.reserveCapacity(bytes.count + fragmentCount * 3 + 24)
+        body.append(contentsOf: head)
+        body.append(contentsOf: #""fragmentReplies":["#.utf8)
         for index in 0..<fragmentCount {
             if index > 0 { body.append(UInt8(ascii: ",")) }
             body.append(contentsOf: "{}".utf8)
         }
-        body.append(contentsOf: #"],"fragments":"#.utf8)
-        body.append(contentsOf: fragmentsJSON)
-        body.append(contentsOf: #","removed":"#.utf8)
-        body.append(contentsOf: removedJSON)
-        body.append(UInt8(ascii: "}"))
+        body.append(contentsOf: "],".utf8)
+        // The model writes the version first (AppliedChangeSet.writeEvent), so the rest follows it.
+        body.append(contentsOf: bytes.dropFirst(head.count))
         return body
     }
 }

@@ -27,6 +27,8 @@ final class ScopeHandle: Sendable {
         /// The encoded state of `committed`, made on first demand.
         var cachedState: CachedState?
         var deleted = false
+        /// Idempotency keys whose first request is being decided or made durable.
+        var idempotencyInFlight: Set<String> = []
     }
 
     struct RecentChangeSet: Sendable {

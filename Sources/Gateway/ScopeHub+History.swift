@@ -31,7 +31,8 @@ extension ScopeHub {
         case .readStore(let current):
             do {
                 let page = try await store.changes(scope: handle.name, after: Int64(since), limit: limit)
-                return Self.historyBody(current: current, payloads: page.records.lazy.filter { $0.version <= current }.map(\.payload))
+                return Self.historyBody(
+                    current: current, payloads: page.records.lazy.filter { $0.version <= current }.map(\.payload))
             } catch .historyTruncated {
                 throw handle.runtime.withLock { Self.historyGone(handle, since, $0) }
             } catch .scopeMissing {

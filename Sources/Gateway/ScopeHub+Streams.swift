@@ -36,6 +36,11 @@ extension ScopeHub {
                 stream.loop.execute { stream.close() }
                 return nil
             }
+            if drainState.isDraining {
+                stream.sendEncoded(Self.closingEvent)
+                stream.loop.execute { stream.close() }
+                return nil
+            }
             let committed = runtime.committed.version
             switch start {
             case .after(let version) where version == committed:
@@ -69,7 +74,8 @@ extension ScopeHub {
 
     /// The full state as a `snapshot` or `reset` event (called with the scope's lock held; the
     /// encoding is cached, so only the first reader of a version pays for it).
-    private func stateEvent(_ name: String, _ runtime: inout ScopeHandle.Runtime, _ handle: ScopeHandle) -> EncodedEvent {
+    private func stateEvent(_ name: String, _ runtime: inout ScopeHandle.Runtime, _ handle: ScopeHandle) -> EncodedEvent
+    {
         let state = runtime.committed
         let json: [UInt8]
         if let cached = runtime.cachedState, cached.version == state.version {

@@ -10,6 +10,8 @@ enum SubmitOutcome: Sendable {
     /// Durable: the `200` body and the new version.
     case accepted(body: [UInt8], version: Int)
     case failed(Problem)
+    /// The stored first outcome of an idempotency key, answered again.
+    case replayed(IdempotencyRecord)
 }
 
 extension ScopeHub {
@@ -22,7 +24,7 @@ extension ScopeHub {
     /// writers of one scope share the store's group commit.
     func submit(
         _ changeSet: ChangeSet, to handle: ScopeHandle, ifMatch: EntityTag.Condition?,
-        completion: @escaping @Sendable (SubmitOutcome) -> Void
+        idempotency: IdempotencyRequest? = nil, completion: @escaping @Sendable (SubmitOutcome) -> Void
     ) {
         let fragmentCount = changeSet.count
         let decision: Result<(ScopeState, ChangeSetPayload), Problem> = handle.runtime.withLock { runtime in
@@ -46,29 +48,43 @@ extension ScopeHub {
                         detail: "\(failed) of \(replies.count) fragments were rejected; nothing was applied",
                         extensions: ["fragmentReplies": .array(replies.map(\.jsonValue))]))
             case .accepted(let applied):
-                let payload = ScopeEvents.changeSetPayload(
-                    version: applied.state.version, fragments: applied.fragments, removed: applied.removed)
+                let payload = ScopeEvents.changeSetPayload(applied)
                 runtime.tip = applied.state
+                let record = idempotency?.record(
+                    status: 200, response: payload.acceptedResponse(fragmentCount: fragmentCount))
+                let appendStarted = ContinuousClock.now
                 // Appended inside the lock so the store receives this scope's versions in order.
-                store.append(AppendRequest(scope: handle.name, version: Int64(payload.version), payload: payload.bytes))
-                { [self] result in
-                    didCommit(payload, state: applied.state, of: handle, result: result, fragmentCount: fragmentCount,
-                        completion: completion)
+                store.append(
+                    AppendRequest(
+                        scope: handle.name, version: Int64(payload.version), payload: payload.bytes,
+                        idempotency: record)
+                ) { [self] result in
+                    metrics.recordCommit(since: appendStarted)
+                    didCommit(
+                        payload, state: applied.state, of: handle, result: result, fragmentCount: fragmentCount,
+                        encodedAnswer: record?.response, completion: completion)
                 }
                 return .success((applied.state, payload))
             }
         }
-        if case .failure(let problem) = decision { completion(.failed(problem)) }
+        if case .failure(let problem) = decision {
+            if let idempotency, IdempotencyRequest.isStored(problem) {
+                recordRejection(problem, idempotency: idempotency, of: handle, completion: completion)
+            } else {
+                completion(.failed(problem))
+            }
+        }
     }
 
     /// Runs on the store's commit thread, in version order per scope.
     private func didCommit(
         _ payload: ChangeSetPayload, state: ScopeState, of handle: ScopeHandle, result: Result<Void, StoreError>,
-        fragmentCount: Int, completion: @escaping @Sendable (SubmitOutcome) -> Void
+        fragmentCount: Int, encodedAnswer: [UInt8]? = nil, completion: @escaping @Sendable (SubmitOutcome) -> Void
     ) {
         switch result {
         case .success:
             let event = payload.event
+            let committedAt = ContinuousClock.now
             handle.runtime.withLock { runtime in
                 runtime.committed = state
                 runtime.recent.append(.init(version: payload.version, payload: payload.bytes, event: event))
@@ -77,7 +93,10 @@ extension ScopeHub {
                 // Published under the lock: a subscriber registering now is ordered before or after it.
                 handle.subscribers.broadcast(encoded: event)
             }
-            completion(.accepted(body: payload.acceptedResponse(fragmentCount: fragmentCount), version: payload.version))
+            metrics.recordFanOut(since: committedAt)
+            // A keyed request's answer was encoded once already, for its idempotency record.
+            let body = encodedAnswer ?? payload.acceptedResponse(fragmentCount: fragmentCount)
+            completion(.accepted(body: body, version: payload.version))
             if configuration.snapshotInterval > 0, payload.version % configuration.snapshotInterval == 0 {
                 writeSnapshot(state, of: handle)
             }
@@ -98,8 +117,11 @@ extension ScopeHub {
                     scope: handle.name, version: Int64(state.version), snapshot: ScopeEvents.snapshotJSON(state: state))
             } catch {
                 logger.warning(
-                    "snapshot failed", metadata: ["scope": "\(handle.name)", "version": "\(state.version)",
-                        "error": "\(error)"])
+                    "snapshot failed",
+                    metadata: [
+                        "scope": "\(handle.name)", "version": "\(state.version)",
+                        "error": "\(error)",
+                    ])
             }
         }
     }

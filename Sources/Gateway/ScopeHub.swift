@@ -18,6 +18,10 @@ public final class ScopeHub: Sendable {
     let store: any ChangeLogStore
     let logger: Logger
     let scopes = Mutex<[String: ScopeHandle]>([:])
+    /// Prometheus metrics of this hub (served at `/metrics`).
+    public let metrics = GatewayMetrics()
+    /// Readiness and drain state (`/readyz`, SIGTERM).
+    let drainState = DrainState()
 
     public init(configuration: GatewayConfiguration, store: any ChangeLogStore, logger: Logger) {
         self.configuration = configuration
@@ -44,9 +48,11 @@ public final class ScopeHub: Sendable {
     public var scopeCount: Int { scopes.withLock { $0.count } }
 
     /// One page of scopes in name order after `after`; `next` names the last one when more follow.
-    func list(after: String?, limit: Int) -> (page: [(name: String, handle: ScopeHandle)], next: String?) {
+    func list(
+        after: String?, limit: Int, where visible: (String) -> Bool = { _ in true }
+    ) -> (page: [(name: String, handle: ScopeHandle)], next: String?) {
         let all = scopes.withLock { $0 }
-        let names = all.keys.filter { after == nil || $0 > after! }.sorted()
+        let names = all.keys.filter { (after == nil || $0 > after!) && visible($0) }.sorted()
         let page = names.prefix(limit).map { (name: $0, handle: all[$0]!) }
         return (page, names.count > limit ? page.last?.name : nil)
     }

@@ -21,7 +21,9 @@ enum ScopeName {
         guard isValid(name) else {
             throw Problem(
                 .badRequest,
-                detail: "invalid scope name '\(name.prefix(140))': use 1–128 characters of A–Z, a–z, 0–9, '.', '_', '~', '-'")
+                detail:
+                    "invalid scope name '\(name.prefix(140))': use 1–128 characters of A–Z, a–z, 0–9, '.', '_', '~', '-'"
+            )
         }
     }
 }

@@ -42,6 +42,8 @@ public struct HTTP1ChunkedDecoder: Sendable {
     private var sizeDigits = 0
     private var remaining = 0
     private var sideBytes = 0
+    /// In a trailer field line, before its colon.
+    private var inTrailerName = false
 
     public init(maxBodyBytes: Int, maxTrailerBytes: Int = 16 * 1024) {
         self.maxBodyBytes = maxBodyBytes
@@ -142,15 +144,26 @@ public struct HTTP1ChunkedDecoder: Sendable {
                 state = .finalLineFeed
             } else if byte == lf || HTTP1Syntax.isWhitespace(byte) {
                 return .bad(byte == lf ? "bare LF in trailer section" : "obs-fold in trailer section")
+            } else if !HTTP1Syntax.isTokenChar(byte) {
+                return .bad("invalid character in trailer field name")
             } else {
                 state = .trailerLine
+                inTrailerName = true
                 return countTrailerByte(byte)
             }
         case .trailerLine:
             if byte == cr {
+                if inTrailerName { return .bad("trailer field line without a colon") }
                 state = .trailerLineFeed
             } else if byte == lf {
                 return .bad("bare LF in trailer section")
+            } else if inTrailerName {
+                if byte == UInt8(ascii: ":") {
+                    inTrailerName = false
+                } else if !HTTP1Syntax.isTokenChar(byte) {
+                    return .bad("invalid character in trailer field name")
+                }
+                return countTrailerByte(byte)
             } else {
                 return countTrailerByte(byte)
             }

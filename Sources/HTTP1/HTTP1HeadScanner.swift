@@ -73,6 +73,9 @@ struct HTTP1HeadScanner {
         }
         guard index - targetStart <= limits.maxTargetBytes else { throw .invalid(.targetTooLong) }
         guard index > targetStart else { throw .invalid(.bad("empty request target")) }
+        guard Syntax.isValidTargetForm(buffer[targetStart..<index], method: method) else {
+            throw .invalid(.bad("request target must be /path, scheme://authority/path, host:port (CONNECT) or *"))
+        }
         let target = string(targetStart..<index)
         index += 1
 

@@ -9,4 +9,9 @@ public struct HTTP1Header: Sendable, Hashable {
         self.name = name
         self.value = value
     }
+
+    /// Whether the name is `name`, compared case-insensitively (ASCII).
+    public func hasName(_ name: String) -> Bool {
+        HTTP1Syntax.equalsIgnoringCase(self.name, name)
+    }
 }

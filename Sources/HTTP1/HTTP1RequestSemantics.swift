@@ -11,20 +11,21 @@ enum HTTP1RequestSemantics {
         var expectations: [String] = []
 
         for header in headers {
-            switch header.name.lowercased() {
-            case "content-length":
+            switch HTTP1FieldKind(header.name) {
+            case .contentLength:
                 guard contentLength == nil else { throw .invalid(.bad("duplicate Content-Length")) }
                 contentLength = try parseContentLength(header.value)
-            case "transfer-encoding":
+            case .transferEncoding:
                 sawTransferEncoding = true
                 codings += HTTP1Syntax.listElements(header.value)
-            case "host":
+            case .host:
                 hostCount += 1
-            case "connection":
+                guard isValidHost(header.value) else { throw .invalid(.bad("invalid Host header")) }
+            case .connection:
                 connectionOptions += HTTP1Syntax.listElements(header.value)
-            case "expect":
+            case .expect:
                 expectations += HTTP1Syntax.listElements(header.value)
-            default:
+            case .other:
                 break
             }
         }
@@ -76,5 +77,24 @@ enum HTTP1RequestSemantics {
             digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
         else { throw .invalid(.bad("invalid Content-Length")) }
         return digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+    }
+
+    /// `uri-host [ ":" port ]` (RFC 9110 §7.2): reg-name, IPv4 or an IP literal in brackets;
+    /// whitespace, `/`, `@` and other delimiters are refused. An empty Host is allowed.
+    static func isValidHost(_ value: String) -> Bool {
+        value.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "!"),
+                UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
+                UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="),
+                UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "%"):
+                true
+            default:
+                false
+            }
+        }
     }
 }

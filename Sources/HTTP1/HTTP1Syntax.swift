@@ -21,9 +21,27 @@ enum HTTP1Syntax {
         }
     }
 
-    /// A byte allowed in a request target: visible ASCII (no controls, no space) or obs-text.
+    /// A byte allowed in a request target (RFC 3986): visible ASCII other than `#` — a fragment is
+    /// never sent, and non-ASCII must be percent-encoded.
     static func isTargetChar(_ byte: UInt8) -> Bool {
-        byte > 0x20 && byte != 0x7F
+        byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "#")
+    }
+
+    /// Whether `target` has one of RFC 9112 §3.2's forms: origin-form (`/path`), absolute-form
+    /// (`scheme://…`), authority-form (`host:port`, CONNECT only) or asterisk-form (`*`).
+    static func isValidTargetForm<Bytes: Collection<UInt8>>(_ target: Bytes, method: String) -> Bool {
+        guard let first = target.first else { return false }
+        if first == UInt8(ascii: "/") { return true }
+        if first == UInt8(ascii: "*") { return target.count == 1 }
+        if method == "CONNECT" { return target.contains(UInt8(ascii: ":")) }
+        // absolute-form: scheme ":" "//" …, the scheme a letter followed by letters, digits, + - .
+        guard let colon = target.firstIndex(of: UInt8(ascii: ":")), colon > target.startIndex else { return false }
+        let scheme = target[target.startIndex..<colon]
+        let isLetter = { (byte: UInt8) in (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z") }
+        guard isLetter(scheme.first!),
+            scheme.allSatisfy({ isLetter($0) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E })
+        else { return false }
+        return target[colon...].starts(with: Array("://".utf8))
     }
 
     /// A byte allowed inside a field value: VCHAR, SP, HTAB or obs-text.

@@ -15,4 +15,10 @@ public struct AccessLogEntry: Sendable {
     public var streamed: Bool
     /// From the complete request to the answer.
     public var duration: Duration
+    /// The peer's address (`ip:port`, or the Unix socket), as the socket sees it.
+    public var remoteAddress: String
+    /// The request's `X-Forwarded-For` and `Forwarded` values, so a log behind a trusted proxy can
+    /// name the real client (the server trusts neither; the application decides whom to believe).
+    public var forwardedFor: String? = nil
+    public var forwarded: String? = nil
 }

@@ -12,6 +12,8 @@ extension HTTP1ConnectionHandler {
         defer {
             isProcessing = false
             compactInput()
+            // Pipelined requests wait while one is answered or output is blocked: bound them.
+            if input.count > maxBufferedInput { connection.pauseReading() }
         }
         while !connection.isClosed, !isWaitingForDrain {
             switch state.phase {
@@ -23,7 +25,6 @@ extension HTTP1ConnectionHandler {
             case .readingBody:
                 guard readBody() else { return }
             case .responding, .streaming, .closed:
-                if input.count - inputStart > maxBufferedInput { connection.pauseReading() }
                 return
             }
         }
@@ -113,6 +114,8 @@ extension HTTP1ConnectionHandler {
     /// Moves buffered body bytes into the request; returns true once the body is complete.
     private func readBody() -> Bool {
         guard var request = current else { return false }
+        // Take the request out so appending to its body does not copy the body held by `current`.
+        current = nil
         let available = input.count - inputStart
         if var decoder = request.decoder {
             let start = inputStart
@@ -162,7 +165,7 @@ extension HTTP1ConnectionHandler {
             if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
         }
         let method = HTTPRequest.Method(head.method) ?? .get
-        let authority = head.values(for: "host").first
+        let authority = head.headers.first { $0.hasName("host") }?.value
         let request = HTTPServerRequest(
             head: HTTPRequest(
                 method: method, scheme: nil, authority: authority, path: head.target, headerFields: fields),
@@ -171,7 +174,7 @@ extension HTTP1ConnectionHandler {
         pending.request = request
         current = pending
         if core.http2 != nil, upgradeToHTTP2(request) { return }
-        core.handle(request, channel: self, requestID: requestID, loop: connection.loop)
+        core.handle(request, channel: self, requestID: requestID, connection: connection)
     }
 
     private func upgradeToHTTP2(_ request: HTTPServerRequest) -> Bool {

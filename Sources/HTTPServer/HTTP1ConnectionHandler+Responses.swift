@@ -35,6 +35,7 @@ extension HTTP1ConnectionHandler {
             deliver(HTTPServerResponse(status: head.status, headerFields: head.headerFields), for: requestID)
             return false
         }
+        let compressor = ResponseCompression.negotiateEventStream(&head, for: served)
         // HTTP/1.0 has no chunked coding: the stream is delimited by closing the connection.
         let chunked = request.head.version == .http1_1
         let keepAlive = chunked && request.keepAlive
@@ -49,7 +50,10 @@ extension HTTP1ConnectionHandler {
         connection.write(bytes)
         state.streamOpened(now: now)
         syncDeadline()
-        let sink = HTTP1EventStreamSink(handler: self, stream: stream, chunked: chunked)
+        // Keep only what ending the stream needs: a long-lived stream should not hold the request.
+        current?.request = nil
+        current?.head.headers = []
+        let sink = HTTP1EventStreamSink(handler: self, stream: stream, chunked: chunked, compressor: compressor)
         streamSink = sink
         stream.attach(sink)
         core.stats.openStreams.add(1, ordering: .relaxed)
@@ -103,6 +107,8 @@ extension HTTP1ConnectionHandler {
         var lines: [(String, String)] = []
         lines.reserveCapacity(fields.count + 3)
         for field in fields where field.name != .contentLength && field.name != .connection {
+            // A sized response is never chunked, whatever the handler set.
+            if contentLength != nil, field.name == .transferEncoding { continue }
             lines.append((field.name.rawName, field.value))
         }
         if let contentLength { lines.append(("Content-Length", String(contentLength))) }

@@ -102,7 +102,9 @@ final class HTTP1ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
     func connectionShouldQuiesce(_ connection: Connection) {
         switch state.quiesce() {
         case .closeNow:
-            connection.close()
+            // An idle connection may still have bytes queued for the loop's flush (the end of an
+            // event stream, its last event): send them before closing.
+            if connection.pendingBytes > 0 { connection.closeAfterFlush() } else { connection.close() }
         case .finishThenClose:
             current?.keepAlive = false
         case .endStream:

@@ -8,18 +8,25 @@ final class HTTP1EventStreamSink: EventStreamSink {
     private unowned let handler: HTTP1ConnectionHandler
     private let stream: EventStream
     private let chunked: Bool
+    /// gzip/deflate per event when the request accepted it (see ``ResponseCompression``).
+    private let compressor: EventStreamCompressor?
     private var isActive = true
 
     private static let lastChunk = SharedBytes(HTTP1ResponseEncoder.lastChunk)
 
-    init(handler: HTTP1ConnectionHandler, stream: EventStream, chunked: Bool) {
+    init(
+        handler: HTTP1ConnectionHandler, stream: EventStream, chunked: Bool, compressor: EventStreamCompressor? = nil
+    ) {
         self.handler = handler
         self.stream = stream
         self.chunked = chunked
+        self.compressor = compressor
     }
 
     func write(_ event: EncodedEvent) {
         guard isActive else { return }
+        let event = compressor.map { $0.compress(event) } ?? event
+        guard let event else { return end() }
         handler.connection.write(chunked ? event.chunk : event.payload)
     }
 
@@ -29,6 +36,7 @@ final class HTTP1EventStreamSink: EventStreamSink {
 
     func end() {
         guard isActive else { return }
+        if let tail = compressor?.finish() { handler.connection.write(chunked ? tail.chunk : tail.payload) }
         if chunked { handler.connection.write(ByteSlice(Self.lastChunk)) }
         let keepAlive = handler.current?.keepAlive ?? false
         finish()

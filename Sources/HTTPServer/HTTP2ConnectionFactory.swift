@@ -4,7 +4,7 @@ import SocketLoop
 /// starts with the client preface (`PRI * HTTP/2.0…`, prior knowledge) or a request asks for
 /// `Upgrade: h2c`; the returned handler takes over the socket with
 /// ``SocketLoop/Connection/replaceHandler(with:replaying:)``. The HTTP/2 handler feeds requests
-/// to ``ServerCore/handle(_:channel:requestID:loop:)`` and implements ``HTTPResponseChannel``
+/// to ``ServerCore/handle(_:channel:requestID:connection:)`` and implements ``HTTPResponseChannel``
 /// per stream, so handlers, responders and event streams work unchanged.
 protocol HTTP2ConnectionFactory: Sendable {
     /// The connection began with the HTTP/2 preface; `bytes` (not yet consumed, starting with the

@@ -14,12 +14,16 @@ public struct HTTPRequestContext: Sendable {
     /// Path parameters by name, percent-decoded (`{name}` in the route pattern).
     public internal(set) var parameters: [String: String]
     public let logger: Logger
+    /// The peer of the connection (`127.0.0.1:51234`, `[::1]:51234` or `unix`); behind a proxy,
+    /// the proxy's address.
+    public let remoteAddress: String
     /// The answer object; synchronous and async handlers answer by returning instead.
     public let responder: HTTPResponder
 
-    init(parameters: [String: String] = [:], logger: Logger, responder: HTTPResponder) {
+    init(parameters: [String: String] = [:], logger: Logger, remoteAddress: String, responder: HTTPResponder) {
         self.parameters = parameters
         self.logger = logger
+        self.remoteAddress = remoteAddress
         self.responder = responder
     }
 

@@ -31,7 +31,9 @@ public final class HTTPServer: Service, Sendable {
     }
 
     public convenience init(configuration: HTTPServerConfiguration, router: Router, logger: Logger) {
-        self.init(core: ServerCore(configuration: configuration, router: router, logger: logger))
+        self.init(
+            core: ServerCore(
+                configuration: configuration, router: router, logger: logger, http2: H2CConnectionFactory()))
     }
 
     init(core: ServerCore) {

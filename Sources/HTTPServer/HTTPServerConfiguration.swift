@@ -38,6 +38,13 @@ public struct HTTPServerConfiguration: Sendable {
     public var errorResponse: @Sendable (HTTPResponse.Status, String) -> HTTPServerResponse
     /// Called once per answered request, on the loop thread (an access log).
     public var accessLog: (@Sendable (AccessLogEntry) -> Void)?
+    /// Adds or changes header fields of every response, streamed or not, just before it is
+    /// encoded (for example CORS headers that depend on the request's `Origin`).
+    ///
+    /// ```swift
+    /// configuration.responseHeaders = { request, fields in fields[.vary] = "Origin" }
+    /// ```
+    public var responseHeaders: (@Sendable (HTTPServerRequest, inout HTTPFields) -> Void)?
 
     public init(
         addresses: [ListenAddress] = [.tcp(host: "127.0.0.1", port: 8080)],
@@ -56,5 +63,6 @@ public struct HTTPServerConfiguration: Sendable {
         serverName = nil
         errorResponse = { status, reason in HTTPError(status, reason).response }
         accessLog = nil
+        responseHeaders = nil
     }
 }

@@ -14,6 +14,10 @@ enum ResponseFinalizer {
         if let serverName = core.configuration.serverName, response.head.headerFields[.server] == nil {
             response.head.headerFields[.server] = serverName
         }
+        if let responseHeaders = core.configuration.responseHeaders {
+            responseHeaders(request, &response.head.headerFields)
+        }
+        ResponseCompression.apply(to: &response, for: request)
     }
 
     /// The same for the head of a streamed response (event streams).

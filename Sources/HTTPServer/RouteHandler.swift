@@ -36,7 +36,8 @@ enum RouteHandler: Sendable {
 
     static func response(for error: any Error, context: HTTPRequestContext) -> HTTPServerResponse {
         if let error = error as? HTTPError {
-            return context.responder.renderError(error.status, error.message.isEmpty ? error.status.reasonPhrase : error.message)
+            return context.responder.renderError(
+                error.status, error.message.isEmpty ? error.status.reasonPhrase : error.message)
         }
         context.logger.error("handler failed", metadata: ["error": "\(error)"])
         return context.responder.renderError(.internalServerError, "the request could not be served")

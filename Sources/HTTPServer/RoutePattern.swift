@@ -21,7 +21,12 @@ struct RoutePattern: Sendable, CustomStringConvertible {
 
     /// The parameters when `path` matches, else nil.
     func match(_ path: String) -> [String: String]? {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        match(parts: path.split(separator: "/", omittingEmptySubsequences: true))
+    }
+
+    /// The parameters when the path split into `parts` matches, else nil.
+    func match(parts: [Substring]) -> [String: String]? {
+        guard parts.count == segments.count || segments.last == .rest else { return nil }
         var parameters: [String: String] = [:]
         for (position, segment) in segments.enumerated() {
             switch segment {

@@ -45,8 +45,9 @@ public struct Router: Sendable {
     func match(method: HTTPRequest.Method, path: String) -> Match {
         var allowed: [HTTPRequest.Method] = []
         var fallback: (RouteHandler, [String: String])?
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
         for route in routes {
-            guard let parameters = route.pattern.match(path) else { continue }
+            guard let parameters = route.pattern.match(parts: parts) else { continue }
             guard let routeMethod = route.method else { return .found(route.handler, parameters: parameters) }
             if routeMethod == method { return .found(route.handler, parameters: parameters) }
             if method == .head, routeMethod == .get, fallback == nil { fallback = (route.handler, parameters) }

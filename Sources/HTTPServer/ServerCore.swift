@@ -34,7 +34,9 @@ final class ServerCore: Sendable {
     }
 
     /// Routes a complete request from any protocol; `channel` receives the answer.
-    func handle(_ request: HTTPServerRequest, channel: any HTTPResponseChannel, requestID: UInt64, loop: EventLoop) {
+    func handle(
+        _ request: HTTPServerRequest, channel: any HTTPResponseChannel, requestID: UInt64, connection: Connection
+    ) {
         stats.requests.add(1, ordering: .relaxed)
         var onAnswer: (@Sendable (HTTPResponse.Status, Int, Bool) -> Void)?
         if let accessLog = configuration.accessLog {
@@ -42,18 +44,27 @@ final class ServerCore: Sendable {
             let method = request.method.rawValue
             let target = request.target
             let version = request.version
+            let remoteAddress = connection.remoteAddress
+            let forwardedFor = request.headerFields[Self.xForwardedFor]
+            let forwarded = request.headerFields[Self.forwarded]
             onAnswer = { status, bytes, streamed in
                 accessLog(
                     AccessLogEntry(
                         method: method, target: target, version: version, status: status.code, bodyBytes: bytes,
-                        streamed: streamed, duration: ContinuousClock.now - started))
+                        streamed: streamed, duration: ContinuousClock.now - started, remoteAddress: remoteAddress,
+                        forwardedFor: forwardedFor, forwarded: forwarded))
             }
         }
         let responder = HTTPResponder(
-            channel: channel, loop: loop, requestID: requestID, renderError: configuration.errorResponse,
+            channel: channel, loop: connection.loop, requestID: requestID, renderError: configuration.errorResponse,
             onAnswer: onAnswer)
-        router.dispatch(request, context: HTTPRequestContext(logger: logger, responder: responder))
+        let context = HTTPRequestContext(
+            logger: logger, remoteAddress: connection.remoteAddress, responder: responder)
+        router.dispatch(request, context: context)
     }
+
+    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+    static let forwarded = HTTPField.Name("Forwarded")!
 
     func dateCache(for loop: EventLoop) -> DateCache {
         dateCaches[loop.index % dateCaches.count]

@@ -49,11 +49,17 @@ struct HTTPTestServerCommand: AsyncParsableCommand {
             configuration: configuration, router: TestRoutes.makeRouter(box: box), logger: logger)
         box.server = server
         try server.start()
-        print("LISTENING \(server.boundPorts.first ?? 0)")
-        fflush(nil)
-
+        let port = server.boundPorts.first ?? 0
         let group = ServiceGroup(
             services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        try await group.run()
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            tasks.addTask {
+                await SignalReadiness.wait()
+                print("LISTENING \(port)")
+                fflush(nil)
+            }
+            try await tasks.waitForAll()
+        }
     }
 }

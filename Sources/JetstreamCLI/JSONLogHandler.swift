@@ -16,7 +16,8 @@ struct JSONLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var object = JSONObject()
-        object["time"] = .string(Date().ISO8601Format(.iso8601.time(includingFractionalSeconds: true).year().month().day()))
+        object["time"] = .string(
+            Date().ISO8601Format(.iso8601.time(includingFractionalSeconds: true).year().month().day()))
         object["level"] = .string(event.level.rawValue)
         object["label"] = .string(label)
         object["message"] = .string(event.message.description)

@@ -15,7 +15,16 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve scopes over HTTP (REST + Server-Sent Events).",
-        discussion: "Every option can also be set with the environment variable named in its help.")
+        discussion: """
+            Every option can also be set with the environment variable named in its help, or in a \
+            YAML file given with --config (keys are the option names). Precedence: flags, then the \
+            environment, then the file, then the defaults.
+            """)
+
+    @Option(help: "YAML file of serve options (keys are the option names). [JETSTREAM_CONFIG]")
+    var config: String?
+    @Flag(help: "Print the effective configuration as YAML and exit.")
+    var printConfig = false
 
     @Option(help: "Address to listen on; '::' for all IPv6 and IPv4 addresses. [JETSTREAM_HOST]")
     var host = EnvironmentDefault.value("JETSTREAM_HOST", "127.0.0.1")
@@ -51,28 +60,48 @@ struct ServeCommand: AsyncParsableCommand {
     var maxPendingBytes = EnvironmentDefault.value("JETSTREAM_MAX_PENDING_BYTES", 1 << 20)
     @Option(help: "Seconds in-flight work may take on shutdown. [JETSTREAM_GRACE_PERIOD]")
     var gracePeriod = EnvironmentDefault.value("JETSTREAM_GRACE_PERIOD", 10.0)
+    @Option(
+        help:
+            "Seconds between readiness turning false (streams closed) and the listener closing on SIGTERM. [JETSTREAM_DRAIN_DELAY]"
+    )
+    var drainDelay = EnvironmentDefault.value("JETSTREAM_DRAIN_DELAY", 0.0)
+    @Option(help: "Seconds an Idempotency-Key and its outcome are kept. [JETSTREAM_IDEMPOTENCY_TTL]")
+    var idempotencyTTL = EnvironmentDefault.value("JETSTREAM_IDEMPOTENCY_TTL", 86_400.0)
     @Flag(inversion: .prefixedNo, help: "One log line per request (label jetstream.access). [JETSTREAM_ACCESS_LOG]")
     var accessLog = EnvironmentDefault.value("JETSTREAM_ACCESS_LOG", true)
     @Option(help: "Log format: text or json. [JETSTREAM_LOG_FORMAT]")
     var logFormat = EnvironmentDefault.value("JETSTREAM_LOG_FORMAT", "text")
     @Option(help: "Log level: trace, debug, info, notice, warning, error. [JETSTREAM_LOG_LEVEL]")
     var logLevel = EnvironmentDefault.value("JETSTREAM_LOG_LEVEL", "info")
+    @OptionGroup(title: "Auth, CORS, proxies and limits")
+    var accessOptions: AccessOptions
 
     func validate() throws {
         guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json") }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is unknown") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level \(logLevel) is unknown")
+        }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
         guard historyLimit >= 1 else { throw ValidationError("--history-limit must be at least 1") }
         guard resumeBuffer >= 0 else { throw ValidationError("--resume-buffer must be ≥ 0") }
         guard loops >= 1 else { throw ValidationError("--loops must be at least 1") }
         guard heartbeatInterval > 0 else { throw ValidationError("--heartbeat-interval must be positive") }
+        guard drainDelay >= 0 else { throw ValidationError("--drain-delay must be ≥ 0") }
+        guard gracePeriod >= 0 else { throw ValidationError("--grace-period must be ≥ 0") }
+        guard idempotencyTTL > 0 else { throw ValidationError("--idempotency-ttl must be positive") }
+        try validateConfigFile()
     }
 
     func run() async throws {
+        if printConfig {
+            print(effectiveConfigurationYAML(), terminator: "")
+            return
+        }
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let json = logFormat == "json"
         LoggingSystem.bootstrap { label in
-            var handler: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            var handler: any LogHandler =
+                json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
@@ -82,8 +111,10 @@ struct ServeCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
         var storeConfiguration = SQLiteStore.Configuration()
         storeConfiguration.retainedChangeSets = historyLimit
+        storeConfiguration.idempotencyTTLMilliseconds = Int64((idempotencyTTL * 1000).rounded())
         let storePath = (dataDir as NSString).appendingPathComponent("jetstream.sqlite")
-        let store = try SQLiteStore(path: storePath, configuration: storeConfiguration, logger: Logger(label: "jetstream.store"))
+        let store = try SQLiteStore(
+            path: storePath, configuration: storeConfiguration, logger: Logger(label: "jetstream.store"))
         defer { store.close() }
 
         var limits = Limits()
@@ -104,18 +135,39 @@ struct ServeCommand: AsyncParsableCommand {
             ])
         if schema == nil { try await hub.ensureDemoScope() }
 
+        let access: AccessControl
+        do {
+            access = try await AccessControl.make(policy: try accessOptions.policy(maxFragments: maxFragments))
+        } catch {
+            logger.critical("cannot configure auth", metadata: ["error": "\(error)"])
+            throw ExitCode(78)
+        }
+        let authLevel: Logger.Level = access.policy.auth.isEnabled ? .info : .warning
+        logger.log(level: authLevel, "\(access.summary)")
+        let gateway = Gateway(hub: hub, access: access)
         var router = Router()
-        Gateway(hub: hub).addRoutes(to: &router)
-        let server = HTTPServer(configuration: httpConfiguration(), router: router, logger: logger)
+        gateway.addRoutes(to: &router)
+        var configuration = httpConfiguration(access: access, metrics: hub.metrics)
+        configuration.responseHeaders = gateway.corsResponseHeaders
+        let server = HTTPServer(configuration: configuration, router: router, logger: logger)
+        hub.metrics.observe(server)
         try server.start()
         let boundPort = server.boundPorts.first ?? port
         let shownHost = host.contains(":") ? "[\(host)]" : host
-        print("jetstream listening on http://\(shownHost):\(boundPort)")
-        fflush(nil)
-        logger.info(
-            "serving", metadata: ["address": "http://\(shownHost):\(boundPort)", "schema": "\(schema ?? "built-in demo")"])
+        let schemaName = schema ?? "built-in demo"
+        // Announced from inside the group, once SIGTERM is trapped: a supervisor that signals
+        // right after the line gets a graceful shutdown, never the default kill.
+        let announcement = StartupAnnouncement {
+            print("jetstream listening on http://\(shownHost):\(boundPort)")
+            fflush(nil)
+            logger.info(
+                "serving", metadata: ["address": "http://\(shownHost):\(boundPort)", "schema": "\(schemaName)"])
+        }
 
-        let group = ServiceGroup(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // Shut down in reverse: the drain (readiness false, streams closed) before the server.
+        let drain = GatewayDrainService(hub: hub, drainDelay: .seconds(drainDelay))
+        let group = ServiceGroup(
+            services: [server, drain, announcement], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
         logger.info("stopped")
     }
@@ -130,7 +182,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    private func httpConfiguration() -> HTTPServerConfiguration {
+    private func httpConfiguration(access: AccessControl, metrics: GatewayMetrics) -> HTTPServerConfiguration {
         var configuration = HTTPServerConfiguration(addresses: [.tcp(host: host, port: port)], loopCount: loops)
         configuration.maxBodyBytes = maxBodyBytes
         configuration.maxHeaderBytes = maxHeaderBytes
@@ -142,15 +194,22 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.serverName = "jetstream"
         configuration.errorResponse = Problem.engineResponse
         if accessLog {
-            let access = Logger(label: "jetstream.access")
+            let trusted = access.policy.trustedProxies
+            let accessLogger = Logger(label: "jetstream.access")
             configuration.accessLog = { entry in
-                access.info(
+                metrics.recordRequest(entry)
+                let client = ClientAddress.resolve(
+                    peer: entry.remoteAddress, forwardedFor: entry.forwardedFor, forwarded: entry.forwarded,
+                    trusted: trusted)
+                accessLogger.info(
                     "\(entry.method) \(entry.target) \(entry.version) \(entry.status)",
                     metadata: [
-                        "bytes": "\(entry.bodyBytes)", "stream": "\(entry.streamed)",
+                        "client": "\(client)", "bytes": "\(entry.bodyBytes)", "stream": "\(entry.streamed)",
                         "ms": "\(Self.milliseconds(entry.duration))",
                     ])
             }
+        } else {
+            configuration.accessLog = { entry in metrics.recordRequest(entry) }
         }
         return configuration
     }

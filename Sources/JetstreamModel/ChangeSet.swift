@@ -9,6 +9,7 @@
 public struct ChangeSet: Sendable, Hashable {
     public var entries: [Result<SyncFragment, FragmentError>]
 
+    /// A change set of fragments that were already read.
     public init(fragments: [SyncFragment]) {
         entries = fragments.map { .success($0) }
     }
@@ -20,5 +21,6 @@ public struct ChangeSet: Sendable, Hashable {
         }
     }
 
+    /// The number of entries, unreadable ones included.
     public var count: Int { entries.count }
 }

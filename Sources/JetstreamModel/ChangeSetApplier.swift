@@ -118,28 +118,27 @@ struct ChangeSetApplier {
     }
 
     private mutating func applyProperties(of fragment: SyncFragment, at index: Int) throws(FragmentError) {
-        guard var object = staged.objects[fragment.uuid] else {
+        guard let modelClass = staged.objects[fragment.uuid]?.modelClass else {
             throw FragmentError(.unknownObject, "no object \(fragment.uuid.wireString) in the scope or the change set")
         }
         if fragment.type == .change, let added = addIndex[fragment.uuid], added > index {
             throw FragmentError(
                 .unknownObject, "\(fragment.uuid.wireString) is added later in the change set (fragment \(added))")
         }
-        guard object.clsName == fragment.clsName else {
+        guard modelClass.name == fragment.clsName else {
             throw FragmentError(
-                .classMismatch, "\(fragment.uuid.wireString) is a \(object.clsName), not a \(fragment.clsName)")
+                .classMismatch, "\(fragment.uuid.wireString) is a \(modelClass.name), not a \(fragment.clsName)")
         }
-        let modelClass = object.modelClass
         var updates: [(index: Int, value: Value)] = []
         updates.reserveCapacity(fragment.properties.count)
-        let objects = staged.objects
         for member in fragment.properties {
             guard let propertyIndex = modelClass.propertyIndex(named: member.key) else {
                 throw FragmentError(
                     .unknownProperty, "\(modelClass.name) has no property '\(member.key)'", property: member.key)
             }
+            // Reads only; no second reference to the trie is kept, so later writes stay in place.
             let value = try modelClass.properties[propertyIndex].validate(member.value, limits: limits) {
-                objects[$0]?.modelClass
+                staged.objects[$0]?.modelClass
             }
             updates.append((propertyIndex, value))
         }
@@ -148,19 +147,18 @@ struct ChangeSetApplier {
         var properties = JSONObject()
         properties.reserveCapacity(fragment.type == .add ? modelClass.properties.count : updates.count)
         for update in updates {
-            let old = object.values[update.index]
-            object.values[update.index] = update.value
-            if modelClass.properties[update.index].type.referencedClassName != nil, old != update.value {
-                staged.objects[fragment.uuid] = object
-                relink(from: fragment.uuid, property: update.index, old: old, new: update.value)
-                object = staged.objects[fragment.uuid]!
+            let old = staged.objects[fragment.uuid]!.values[update.index]
+            if old != update.value {
+                staged.objects[fragment.uuid]!.values[update.index] = update.value
+                if modelClass.properties[update.index].type.referencedClassName != nil {
+                    relink(from: fragment.uuid, property: update.index, old: old, new: update.value)
+                }
             }
             if fragment.type == .change {
                 properties.appendUnchecked(key: modelClass.properties[update.index].name, value: update.value.jsonValue)
             }
         }
-        staged.objects[fragment.uuid] = object
-        if fragment.type == .add { properties = object.propertiesJSON }
+        if fragment.type == .add { properties = staged.objects[fragment.uuid]!.propertiesJSON }
         normalised[index] = SyncFragment(
             type: fragment.type, uuid: fragment.uuid, clsName: modelClass.name, properties: properties)
     }
@@ -174,15 +172,15 @@ struct ChangeSetApplier {
         let ref = ParentRef(parent: parent, propertyIndex: property)
         // Walk the new value first so the order of changes, and so the order of candidates, is stable.
         for uuid in new.referencedUUIDs + old.referencedUUIDs {
-            guard let change = delta.removeValue(forKey: uuid), change != 0 else { continue }
-            guard var target = staged.objects[uuid] else { continue }
+            guard let change = delta.removeValue(forKey: uuid), change != 0, staged.objects[uuid] != nil else {
+                continue
+            }
             if change > 0 {
-                target.parents.add(ref, count: change)
+                staged.objects[uuid]!.parents.add(ref, count: change)
             } else {
-                target.parents.remove(ref, count: -change)
+                staged.objects[uuid]!.parents.remove(ref, count: -change)
                 lostReference.append(uuid)
             }
-            staged.objects[uuid] = target
         }
     }
 

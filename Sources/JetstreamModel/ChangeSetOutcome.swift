@@ -13,29 +13,17 @@ public enum ChangeSetOutcome: Sendable {
     /// One reply per fragment, in order; at least one is an error. Nothing changed.
     case rejected([FragmentReply])
 
+    /// The accepted set, or nil when rejected.
     public var applied: AppliedChangeSet? {
         if case .accepted(let applied) = self { return applied }
         return nil
     }
 
+    /// One reply per fragment: all `{}` when accepted.
     public var replies: [FragmentReply] {
         switch self {
         case .accepted(let applied): applied.replies
         case .rejected(let replies): replies
         }
     }
-}
-
-/// An accepted change set: the new state and what to store and broadcast.
-public struct AppliedChangeSet: Sendable {
-    /// The state after the change set, at version + 1.
-    public let state: ScopeState
-    /// The fragments as stored and broadcast: `add` with every property, `change` with the given
-    /// properties; properties in schema order, values normalised (lowercase UUIDs, canonical numbers).
-    public let fragments: [SyncFragment]
-    /// Objects that left the scope because they were no longer reachable from the root, sorted.
-    public let removed: [UUID]
-
-    /// `{}` for every fragment.
-    public var replies: [FragmentReply] { Array(repeating: .ok, count: fragments.count) }
 }

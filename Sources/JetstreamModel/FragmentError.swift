@@ -24,12 +24,14 @@ public struct FragmentError: Error, Sendable, Hashable, CustomStringConvertible 
         case limitExceeded = "limit-exceeded"
     }
 
+    /// The error kind; its raw value is the wire `type`.
     public let kind: Kind
     /// A sentence a person can act on.
     public let message: String
     /// The property at fault (`cards[1]` for an element of a collection), when there is one.
     public let property: String?
 
+    /// An error of `kind` with a readable message and, when one is at fault, the property.
     public init(_ kind: Kind, _ message: String, property: String? = nil) {
         self.kind = kind
         self.message = message

@@ -8,11 +8,13 @@ public enum FragmentReply: Sendable, Hashable {
     case ok
     case error(FragmentError)
 
+    /// The error, or nil for `{}`.
     public var error: FragmentError? {
         if case .error(let error) = self { return error }
         return nil
     }
 
+    /// `{}` or `{"error":{"type","message","property"}}`.
     public var jsonValue: JSONValue {
         switch self {
         case .ok: .object(JSONObject())

@@ -18,12 +18,16 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         }
     }
 
+    /// The members in order.
     public private(set) var members: [Member]
 
+    /// An empty object.
     public init() { members = [] }
 
+    /// An object of these members, in this order (keys are assumed distinct).
     public init(_ members: [Member]) { self.members = members }
 
+    /// The number of members.
     public var count: Int { members.count }
     public var isEmpty: Bool { members.isEmpty }
     public var keys: [String] { members.map(\.key) }
@@ -52,6 +56,7 @@ public struct JSONObject: Sendable, Hashable, Sequence {
 
     public func makeIterator() -> IndexingIterator<[Member]> { members.makeIterator() }
 
+    /// Compact JSON text of this object.
     public func encodedString() -> String { JSONValue.object(self).encodedString() }
 }
 

@@ -22,21 +22,25 @@ public enum JSONValue: Sendable, Hashable {
         return nil
     }
 
+    /// The number, when this is one.
     public var number: JSONNumber? {
         if case .number(let number) = self { return number }
         return nil
     }
 
+    /// The string, when this is one.
     public var string: String? {
         if case .string(let string) = self { return string }
         return nil
     }
 
+    /// The elements, when this is an array.
     public var array: [JSONValue]? {
         if case .array(let array) = self { return array }
         return nil
     }
 
+    /// The members, when this is an object.
     public var object: JSONObject? {
         if case .object(let object) = self { return object }
         return nil

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Writes compact JSON into a byte buffer; the encoder behind every response and event.
 ///
 /// Output is deterministic: members in their stored order, numbers as their stored text, strings
@@ -11,11 +13,13 @@
 public struct JSONWriter: Sendable {
     public var bytes: [UInt8]
 
+    /// An empty writer with room for `capacity` bytes.
     public init(capacity: Int = 256) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
 
+    /// Appends a value as compact JSON.
     public mutating func write(_ value: JSONValue) {
         switch value {
         case .null: writeRaw("null")
@@ -33,6 +37,7 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    /// Appends an object, members in their order.
     public mutating func write(object: JSONObject) {
         bytes.append(UInt8(ascii: "{"))
         var first = true
@@ -49,10 +54,25 @@ public struct JSONWriter: Sendable {
     /// Appends bytes that are already JSON (e.g. a fragment encoded once and reused).
     public mutating func writeRaw(_ json: some Sequence<UInt8>) { bytes.append(contentsOf: json) }
 
+    /// Appends text that is already JSON.
     public mutating func writeRaw(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
+    /// Writes a UUID as a lowercase JSON string.
+    public mutating func write(uuid: UUID) {
+        bytes.append(UInt8(ascii: "\""))
+        uuid.appendLowercase(to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends a string as a JSON string literal, escaping only what JSON requires.
     public mutating func write(string: String) {
         bytes.append(UInt8(ascii: "\""))
+        // Most strings need no escaping: copy them in one go.
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            bytes.append(contentsOf: string.utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""):

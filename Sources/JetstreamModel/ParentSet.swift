@@ -1,13 +1,6 @@
 import Foundation
 import HashTreeCollections
 
-/// One incoming reference: the object `parent` refers to the owner through its property at
-/// `propertyIndex`.
-struct ParentRef: Sendable, Hashable {
-    let parent: UUID
-    let propertyIndex: Int
-}
-
 /// The incoming references of one object, with multiplicity (a `[Model]` may list an object twice).
 ///
 /// Most objects have one or two parents, kept in a small array; an object with many parents (a
@@ -47,11 +40,11 @@ struct ParentSet: Sendable, Hashable {
     mutating func add(_ ref: ParentRef, count: Int = 1) {
         switch storage {
         case .small(var entries):
+            storage = .small([])  // drop the enum's reference so the array is mutated in place
             if let index = entries.firstIndex(where: { $0.ref == ref }) {
                 entries[index].count += count
                 storage = .small(entries)
             } else if entries.count < ParentSet.smallLimit {
-                storage = .small([])  // drop the extra reference so the append does not copy
                 entries.append(Entry(ref: ref, count: count))
                 storage = .small(entries)
             } else {

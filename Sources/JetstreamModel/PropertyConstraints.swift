@@ -42,17 +42,3 @@ public struct PropertyConstraints: Sendable, Hashable {
         hasher.combine(maxCount)
     }
 }
-
-/// A compiled `pattern`; Regex is immutable once built, so sharing it across threads is safe.
-final class CompiledPattern: @unchecked Sendable {
-    let regex: Regex<AnyRegexOutput>
-
-    init?(_ pattern: String) {
-        guard let regex = try? Regex(pattern) else { return nil }
-        self.regex = regex
-    }
-
-    func matchesWhole(_ string: String) -> Bool {
-        (try? regex.wholeMatch(in: string)) != nil
-    }
-}

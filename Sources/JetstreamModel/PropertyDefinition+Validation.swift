@@ -109,7 +109,7 @@ extension PropertyDefinition {
                     .missingReference, "no object \(uuid.wireString) in the scope or the change set",
                     property: property)
             }
-            guard target.name == className else {
+            guard target.isKind(of: className) else {
                 throw FragmentError(
                     .wrongClass, "\(uuid.wireString) is a \(target.name), expected a \(className)", property: property)
             }
@@ -200,15 +200,6 @@ extension PropertyDefinition {
         }
         if let max = constraints.max, value > max {
             throw FragmentError(.outOfRange, "\(text) is above max \(max)", property: property)
-        }
-    }
-}
-
-extension EnumValues {
-    var listDescription: String {
-        switch self {
-        case .strings(let values): "[" + values.joined(separator: ", ") + "]"
-        case .integers(let values): "[" + values.map(String.init).joined(separator: ", ") + "]"
         }
     }
 }

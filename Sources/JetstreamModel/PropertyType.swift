@@ -60,6 +60,7 @@ public indirect enum PropertyType: Sendable, Hashable, CustomStringConvertible {
         self = .reference(trimmed)
     }
 
+    /// True for `[T]`.
     public var isCollection: Bool {
         if case .collection = self { return true }
         return false
@@ -82,6 +83,7 @@ public indirect enum PropertyType: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// True for integers, Color, Float, Double and Date.
     public var isNumeric: Bool {
         switch self {
         case .float, .double, .date: true
@@ -108,49 +110,6 @@ public indirect enum PropertyType: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .uint8, .uint16, .uint32, .uint64, .uint, .color: true
         default: false
-        }
-    }
-}
-
-/// The allowed values of an enum property: all strings or all integers.
-public enum EnumValues: Sendable, Hashable {
-    case strings([String])
-    case integers([Int64])
-
-    var count: Int {
-        switch self {
-        case .strings(let values): values.count
-        case .integers(let values): values.count
-        }
-    }
-
-    var firstValue: Value? {
-        switch self {
-        case .strings(let values): values.first.map(Value.string)
-        case .integers(let values): values.first.map(Value.int)
-        }
-    }
-
-    func contains(_ value: Value) -> Bool {
-        switch (self, value) {
-        case (.strings(let values), .string(let string)): values.contains(string)
-        case (.integers(let values), .int(let integer)): values.contains(integer)
-        default: false
-        }
-    }
-}
-
-extension String {
-    var trimmingSpaces: String {
-        String(self.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
-    }
-
-    /// Letters, digits and `_`, not starting with a digit.
-    var isIdentifier: Bool {
-        guard let first = utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return false }
-        return utf8.allSatisfy {
-            ($0 | 0x20) >= UInt8(ascii: "a") && ($0 | 0x20) <= UInt8(ascii: "z")
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "_")
         }
     }
 }

@@ -44,6 +44,16 @@ struct Reachability {
     /// Returns the objects proved unreachable by this search (empty when `start` is reachable).
     private mutating func search(from start: UUID, in objects: TreeDictionary<UUID, ScopeObject>) -> [UUID] {
         if reachable.contains(start) || unreachable.contains(start) { return [] }
+        // Fast path without allocations: a parent already known reachable (the usual case when
+        // candidates come parents-first, as in an import or a subtree added in pre-order).
+        let startParents = objects[start]?.parents ?? ParentSet()
+        var cursor = startParents.startCursor
+        while let parent = startParents.next(&cursor) {
+            if reachable.contains(parent) {
+                reachable.insert(start)
+                return []
+            }
+        }
         struct Frame {
             let uuid: UUID
             let parents: ParentSet

@@ -9,11 +9,7 @@ extension Schema {
     public var jsonValue: JSONValue {
         var models = JSONObject()
         for modelClass in classes {
-            var properties = JSONObject()
-            for property in modelClass.properties {
-                properties.appendUnchecked(key: property.name, value: property.jsonValue)
-            }
-            models.appendUnchecked(key: modelClass.name, value: .object(properties))
+            models.appendUnchecked(key: modelClass.name, value: modelClass.jsonValue)
         }
         var scopeRules = JSONObject()
         for rule in scopes {

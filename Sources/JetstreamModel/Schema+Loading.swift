@@ -73,14 +73,23 @@ extension Schema {
                     className: member.key, message: "a class must be a mapping of property names to types")
             }
             var definitions: [PropertyDefinition] = []
+            var superclassName: String?
             for property in properties {
+                // `extends` names the superclass; it is therefore not available as a property name.
+                if property.key == "extends" {
+                    guard case .string(let name) = property.value else {
+                        throw SchemaError(className: member.key, message: "'extends' must name a class")
+                    }
+                    superclassName = name
+                    continue
+                }
                 do {
                     definitions.append(try SchemaPropertyParser.parse(name: property.key, spec: property.value))
                 } catch {
                     throw SchemaError(className: member.key, property: property.key, message: error.message)
                 }
             }
-            classes.append(ModelClass(name: member.key, properties: definitions))
+            classes.append(ModelClass(name: member.key, superclassName: superclassName, properties: definitions))
         }
         var rules: [ScopeRule] = []
         if let scopes = document["scopes"] {
@@ -102,51 +111,5 @@ extension Schema {
             }
         }
         return try Schema(classes: classes, scopes: rules)
-    }
-}
-
-/// Converts a composed YAML tree into the JSON tree the schema parser reads, keeping key order.
-enum YAMLTree {
-    static func json(from node: Node, path: String) throws(SchemaError) -> JSONValue {
-        switch node {
-        case .scalar(let scalar):
-            switch Tag.Name(rawValue: node.tag.rawValue) {
-            case .null: return .null
-            case .bool:
-                guard let flag = node.bool else { throw SchemaError(message: "\(path): invalid boolean") }
-                return .bool(flag)
-            case .int:
-                guard let number = JSONNumber(text: scalar.string.replacingOccurrences(of: "_", with: "")),
-                    number.isIntegerLiteral
-                else { throw SchemaError(message: "\(path): unsupported integer \(scalar.string)") }
-                return .number(number)
-            case .float:
-                guard let double = node.float, double.isFinite else {
-                    throw SchemaError(message: "\(path): unsupported number \(scalar.string)")
-                }
-                return .number(JSONNumber(double))
-            default:
-                return .string(scalar.string)
-            }
-        case .sequence(let sequence):
-            var elements: [JSONValue] = []
-            for (index, element) in sequence.enumerated() {
-                elements.append(try json(from: element, path: "\(path)[\(index)]"))
-            }
-            return .array(elements)
-        case .mapping(let mapping):
-            var object = JSONObject()
-            for (key, value) in mapping {
-                guard case .scalar(let keyScalar) = key else {
-                    throw SchemaError(message: "\(path): mapping keys must be plain strings")
-                }
-                let name = keyScalar.string
-                guard object[name] == nil else { throw SchemaError(message: "\(path): key '\(name)' appears twice") }
-                object.appendUnchecked(key: name, value: try json(from: value, path: name))
-            }
-            return .object(object)
-        case .alias:
-            throw SchemaError(message: "\(path): YAML aliases are not supported in a schema")
-        }
     }
 }

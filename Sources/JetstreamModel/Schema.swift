@@ -28,23 +28,25 @@ public struct Schema: Sendable, Hashable {
 
     /// Checks and builds a schema.
     public init(classes: [ModelClass], scopes: [ScopeRule]) throws(SchemaError) {
-        var classByName: [String: ModelClass] = [:]
+        var declared: [String: ModelClass] = [:]
         for modelClass in classes {
             guard modelClass.name.isIdentifier else {
                 throw SchemaError(className: modelClass.name, message: "a class name must be an identifier")
             }
-            guard classByName[modelClass.name] == nil else {
+            guard declared[modelClass.name] == nil else {
                 throw SchemaError(className: modelClass.name, message: "the class is declared twice")
             }
-            classByName[modelClass.name] = modelClass
+            declared[modelClass.name] = modelClass
         }
+        var classByName: [String: ModelClass] = [:]
+        var resolved: [ModelClass] = []
         for modelClass in classes {
-            var seen: Set<String> = []
-            for property in modelClass.properties {
-                guard seen.insert(property.name).inserted else {
-                    throw SchemaError(
-                        className: modelClass.name, property: property.name, message: "the property is declared twice")
-                }
+            let resolvedClass = try Schema.resolve(modelClass, declared: declared)
+            classByName[modelClass.name] = resolvedClass
+            resolved.append(resolvedClass)
+        }
+        for modelClass in resolved {
+            for property in modelClass.ownProperties {
                 do {
                     try Schema.check(property, classNames: classByName)
                 } catch {
@@ -58,17 +60,24 @@ public struct Schema: Sendable, Hashable {
                 throw SchemaError(message: "scope \"\(rule.pattern)\": no class \(rule.rootClassName) for its root")
             }
         }
-        self.classes = classes
+        self.classes = resolved
         self.scopes = scopes
         self.classByName = classByName
+        var subclasses: [String: [String]] = [:]
+        for modelClass in resolved {
+            for ancestor in modelClass.ancestorNames { subclasses[ancestor, default: []].append(modelClass.name) }
+        }
+        // A scope may hold a class reachable through references, where a reference to a class also
+        // admits its subclasses (whose own references count as well).
         var reachable: [String: Set<String>] = [:]
-        for modelClass in classes {
+        for modelClass in resolved {
             var found: Set<String> = [modelClass.name]
-            var pending = [modelClass]
+            var pending = [modelClass.name]
             while let next = pending.popLast() {
-                for property in next.properties {
-                    if let target = property.type.referencedClassName, found.insert(target).inserted {
-                        pending.append(classByName[target]!)
+                for property in classByName[next]!.properties {
+                    guard let target = property.type.referencedClassName else { continue }
+                    for candidate in [target] + subclasses[target, default: []] where found.insert(candidate).inserted {
+                        pending.append(candidate)
                     }
                 }
             }
@@ -77,6 +86,44 @@ public struct Schema: Sendable, Hashable {
         self.reachableClassNames = reachable
     }
 
+    /// Adds inherited properties and the ancestor chain; rejects cycles and redeclared properties.
+    private static func resolve(
+        _ modelClass: ModelClass, declared: [String: ModelClass]
+    ) throws(SchemaError) -> ModelClass {
+        var chain: [ModelClass] = [modelClass]
+        var ancestors: [String] = []
+        var next = modelClass.superclassName
+        while let superName = next {
+            guard let superclass = declared[superName] else {
+                throw SchemaError(className: modelClass.name, message: "extends \(superName), which the schema lacks")
+            }
+            guard superName != modelClass.name, !ancestors.contains(superName) else {
+                throw SchemaError(className: modelClass.name, message: "the superclass chain is a cycle")
+            }
+            ancestors.append(superName)
+            chain.append(superclass)
+            next = superclass.superclassName
+        }
+        var all: [PropertyDefinition] = []
+        var owner: [String: String] = [:]
+        for ancestor in chain.reversed() {
+            for property in ancestor.ownProperties {
+                if let first = owner[property.name] {
+                    throw SchemaError(
+                        className: ancestor.name, property: property.name,
+                        message: first == ancestor.name
+                            ? "the property is declared twice" : "the property is already declared by \(first)")
+                }
+                owner[property.name] = ancestor.name
+                all.append(property)
+            }
+        }
+        return ModelClass(
+            name: modelClass.name, superclassName: modelClass.superclassName, ownProperties: modelClass.ownProperties,
+            allProperties: all, ancestorNames: ancestors)
+    }
+
+    /// The resolved class `name` (inherited properties included), or nil.
     public func modelClass(named name: String) -> ModelClass? { classByName[name] }
 
     /// The root class of the first scope rule whose glob matches `scopeName`, or nil when no rule

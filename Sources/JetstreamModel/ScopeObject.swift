@@ -21,6 +21,7 @@ public struct ScopeObject: Sendable, Hashable {
         self.parents = ParentSet()
     }
 
+    /// The object's exact class name, as fragments carry it.
     public var clsName: String { modelClass.name }
 
     /// The value of the property `key`, or nil when the class has no such property.
@@ -41,16 +42,5 @@ public struct ScopeObject: Sendable, Hashable {
     /// The UUIDs this object refers to, in property order, duplicates included.
     var referencedUUIDs: [UUID] {
         modelClass.referenceIndexes.flatMap { values[$0].referencedUUIDs }
-    }
-}
-
-/// An incoming reference to an object: `uuid`'s property `key` refers to it.
-public struct ParentReference: Sendable, Hashable {
-    public let uuid: UUID
-    public let key: String
-
-    public init(uuid: UUID, key: String) {
-        self.uuid = uuid
-        self.key = key
     }
 }

@@ -13,6 +13,7 @@ public struct ScopeRule: Sendable, Hashable {
         self.rootClassName = rootClassName
     }
 
+    /// Whether the glob matches the whole scope name.
     public func matches(_ scopeName: String) -> Bool {
         ScopeRule.glob(Array(pattern.unicodeScalars)[...], Array(scopeName.unicodeScalars)[...])
     }

@@ -12,29 +12,45 @@ extension ScopeState {
     /// // copy == state
     /// ```
     public func exportFragments() -> [SyncFragment] {
-        preOrderUUIDs().map { uuid in
-            let object = objects[uuid]!
-            return SyncFragment(
-                type: uuid == rootUUID ? .change : .add, uuid: uuid, clsName: object.clsName,
-                properties: object.propertiesJSON)
+        var fragments: [SyncFragment] = []
+        fragments.reserveCapacity(objects.count)
+        walkPreOrder { object in
+            fragments.append(
+                SyncFragment(
+                    type: object.uuid == rootUUID ? .change : .add, uuid: object.uuid, clsName: object.clsName,
+                    properties: object.propertiesJSON))
         }
+        return fragments
     }
 
-    /// The objects' UUIDs in pre-order from the root (iterative, so deep chains cannot overflow).
+    /// The objects' UUIDs in pre-order from the root.
     public func preOrderUUIDs() -> [UUID] {
         var order: [UUID] = []
         order.reserveCapacity(objects.count)
+        walkPreOrder { order.append($0.uuid) }
+        return order
+    }
+
+    /// Visits every object once in pre-order from the root (iterative, so deep chains cannot
+    /// overflow the stack).
+    func walkPreOrder(_ visit: (ScopeObject) -> Void) {
         var seen: Set<UUID> = []
         seen.reserveCapacity(objects.count)
         var stack = [rootUUID]
         while let uuid = stack.popLast() {
             guard seen.insert(uuid).inserted, let object = objects[uuid] else { continue }
-            order.append(uuid)
-            for child in object.referencedUUIDs.reversed() where !seen.contains(child) {
-                stack.append(child)
+            visit(object)
+            for index in object.modelClass.referenceIndexes.reversed() {
+                switch object.values[index] {
+                case .reference(let child):
+                    if !seen.contains(child) { stack.append(child) }
+                case .references(let children):
+                    for child in children.reversed() where !seen.contains(child) { stack.append(child) }
+                default:
+                    break
+                }
             }
         }
-        return order
     }
 
     /// `{"name","version","rootUUID","fragments":[…]}` — what `GET` on a scope returns.
@@ -92,21 +108,5 @@ extension ScopeState {
         case .accepted(let applied): return applied.state
         case .rejected(let replies): throw replies[0].error!
         }
-    }
-}
-
-/// Why a full state could not be imported.
-public struct StateImportError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The index of the fragment at fault, when one is.
-    public let fragmentIndex: Int?
-    public let message: String
-
-    public init(fragmentIndex: Int?, message: String) {
-        self.fragmentIndex = fragmentIndex
-        self.message = message
-    }
-
-    public var description: String {
-        fragmentIndex.map { "fragment \($0): \(message)" } ?? message
     }
 }

@@ -27,12 +27,16 @@ public struct ScopeState: Sendable, Hashable {
     /// The number of objects, the root included.
     public var count: Int { objects.count }
 
+    /// The root object (always present).
     public var root: ScopeObject { objects[rootUUID]! }
 
+    /// The root object's class.
     public var rootClass: ModelClass { root.modelClass }
 
+    /// The object `uuid`, or nil when the scope has none.
     public func object(_ uuid: UUID) -> ScopeObject? { objects[uuid] }
 
+    /// Whether the scope holds the object `uuid`.
     public func contains(_ uuid: UUID) -> Bool { objects[uuid] != nil }
 
     /// Every object that refers to `uuid`, with the property, sorted by parent UUID then key; a

@@ -1,12 +1,5 @@
 import Foundation
 
-/// Whether a fragment creates an object or changes one. There is no `remove`: an object leaves its
-/// scope when it is no longer reachable from the root.
-public enum FragmentType: String, Sendable, Hashable {
-    case add
-    case change
-}
-
 /// One sync fragment in the original's wire format:
 /// `{"type":"add","uuid":"5f0c…","clsName":"Shape","properties":{"x":10}}`.
 ///
@@ -22,6 +15,7 @@ public struct SyncFragment: Sendable, Hashable {
     public var clsName: String
     public var properties: JSONObject
 
+    /// A fragment built in code (e.g. by a client recording local changes).
     public init(type: FragmentType, uuid: UUID, clsName: String, properties: JSONObject = JSONObject()) {
         self.type = type
         self.uuid = uuid
@@ -88,9 +82,9 @@ public struct SyncFragment: Sendable, Hashable {
 
     /// Appends the fragment's JSON to a writer without building an intermediate tree.
     public func write(to writer: inout JSONWriter) {
-        writer.writeRaw(type == .add ? #"{"type":"add","uuid":""# : #"{"type":"change","uuid":""#)
-        writer.writeRaw(uuid.wireString)
-        writer.writeRaw(#"","clsName":"#)
+        writer.writeRaw(type == .add ? #"{"type":"add","uuid":"# : #"{"type":"change","uuid":"#)
+        writer.write(uuid: uuid)
+        writer.writeRaw(#","clsName":"#)
         writer.write(string: clsName)
         writer.writeRaw(#","properties":"#)
         writer.write(object: properties)

@@ -23,6 +23,15 @@ extension UUID {
         }
     }
 
+    /// Appends the lowercase canonical form to a byte buffer without an intermediate String.
+    func appendLowercase(to bytes: inout [UInt8]) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: 36))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            writeLowercase(into: UnsafeMutableBufferPointer(rebasing: buffer[start..<(start + 36)]))
+        }
+    }
+
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     private func writeLowercase(into buffer: UnsafeMutableBufferPointer<UInt8>) {
@@ -43,21 +52,23 @@ extension UUID {
 
     private static func parse(_ text: UnsafeBufferPointer<UInt8>) -> uuid_t? {
         guard text.count == 36 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: 16)
-        var position = 0
-        for index in 0..<16 {
-            if index == 4 || index == 6 || index == 8 || index == 10 {
-                guard text[position] == UInt8(ascii: "-") else { return nil }
-                position += 1
+        var result: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let valid = withUnsafeMutableBytes(of: &result) { bytes -> Bool in
+            var position = 0
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    guard text[position] == UInt8(ascii: "-") else { return false }
+                    position += 1
+                }
+                guard let high = hexValue(text[position]), let low = hexValue(text[position + 1]) else {
+                    return false
+                }
+                bytes[index] = high << 4 | low
+                position += 2
             }
-            guard let high = hexValue(text[position]), let low = hexValue(text[position + 1]) else { return nil }
-            bytes[index] = high << 4 | low
-            position += 2
+            return true
         }
-        return (
-            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-        )
+        return valid ? result : nil
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

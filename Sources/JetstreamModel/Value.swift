@@ -64,16 +64,19 @@ public enum Value: Sendable, Hashable {
         }
     }
 
+    /// The flag of a `.bool`.
     public var boolValue: Bool? {
         if case .bool(let flag) = self { return flag }
         return nil
     }
 
+    /// The text of a `.string`.
     public var stringValue: String? {
         if case .string(let string) = self { return string }
         return nil
     }
 
+    /// An `.int`, or a `.uint` that fits.
     public var int64Value: Int64? {
         switch self {
         case .int(let integer): integer
@@ -82,6 +85,7 @@ public enum Value: Sendable, Hashable {
         }
     }
 
+    /// Any numeric value as a Double.
     public var doubleValue: Double? {
         switch self {
         case .int(let integer): Double(integer)
@@ -92,6 +96,7 @@ public enum Value: Sendable, Hashable {
         }
     }
 
+    /// The UUID of a `.reference`.
     public var referenceValue: UUID? {
         if case .reference(let uuid) = self { return uuid }
         return nil

@@ -9,30 +9,33 @@ extension Connection {
         isQueuedForFlush = false
         guard !isClosed else { return }
         let wasBlocked = isWriteBlocked
-        var vectors = [iovec](repeating: iovec(), count: Self.maxIOVectors)
-        while pendingHead < pending.count {
-            var vectorCount = 0
-            var position = pendingHead
-            while position < pending.count, vectorCount < Self.maxIOVectors {
-                let slice = pending[position]
-                vectors[vectorCount] = iovec(
-                    iov_base: UnsafeMutableRawPointer(mutating: slice.startAddress), iov_len: slice.count)
-                vectorCount += 1
-                position += 1
-            }
-            let written = writev(fileDescriptor, vectors, Int32(vectorCount))
-            if written < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                if code == EAGAIN || code == EWOULDBLOCK {
-                    isWriteBlocked = true
-                    return
+        let finished = withUnsafeTemporaryAllocation(of: iovec.self, capacity: Self.maxIOVectors) { vectors in
+            while pendingHead < pending.count {
+                var vectorCount = 0
+                var position = pendingHead
+                while position < pending.count, vectorCount < Self.maxIOVectors {
+                    let slice = pending[position]
+                    vectors[vectorCount] = iovec(
+                        iov_base: UnsafeMutableRawPointer(mutating: slice.startAddress), iov_len: slice.count)
+                    vectorCount += 1
+                    position += 1
                 }
-                close()
-                return
+                let written = writev(fileDescriptor, vectors.baseAddress, Int32(vectorCount))
+                if written < 0 {
+                    let code = errno
+                    if code == EINTR { continue }
+                    if code == EAGAIN || code == EWOULDBLOCK {
+                        isWriteBlocked = true
+                        return false
+                    }
+                    close()
+                    return false
+                }
+                consume(written)
             }
-            consume(written)
+            return true
         }
+        guard finished else { return }
         pending.removeAll(keepingCapacity: pending.capacity <= 64)
         pendingHead = 0
         isWriteBlocked = false

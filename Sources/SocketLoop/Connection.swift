@@ -41,10 +41,16 @@ public final class Connection: @unchecked Sendable {
         case lingering
     }
 
-    init(loop: EventLoop, fileDescriptor: Int32) {
+    private let peer: sockaddr_storage
+
+    init(loop: EventLoop, fileDescriptor: Int32, peer: sockaddr_storage) {
         self.loop = loop
         self.fileDescriptor = fileDescriptor
+        self.peer = peer
     }
+
+    /// The peer: `203.0.113.7:51234`, `[2001:db8::1]:51234`, or `unix` for a Unix socket.
+    public private(set) lazy var remoteAddress: String = SocketPeer.describe(peer)
 
     func attach(_ handler: any ConnectionHandler) {
         self.handler = handler
@@ -52,12 +58,15 @@ public final class Connection: @unchecked Sendable {
 
     /// Hands this connection to `newHandler` (for example after a protocol upgrade) and delivers
     /// `bytes` already read but not consumed by the old handler.
+    /// The old handler's deadline and read pause do not carry over.
     public func replaceHandler(with newHandler: any ConnectionHandler, replaying bytes: [UInt8] = []) {
         handler = newHandler
+        deadline = nil
         newHandler.connectionDidOpen(self)
         if !bytes.isEmpty, !isClosed {
             bytes.withUnsafeBytes { newHandler.connection(self, didReceive: $0) }
         }
+        if !isClosed { resumeReading() }
     }
 
     /// Queues bytes (copied once into a shared buffer).
@@ -76,6 +85,9 @@ public final class Connection: @unchecked Sendable {
             loop.flushQueue.append(self)
         }
         if pendingBytes > loop.maxPendingBytes, !isOverLimitNotified {
+            // Bytes queued in this iteration may simply not be flushed yet: try the kernel first.
+            if !isWriteBlocked { flush() }
+            guard !isClosed, pendingBytes > loop.maxPendingBytes else { return }
             isOverLimitNotified = true
             handler?.connectionExceededPendingLimit(self)
         }

@@ -37,9 +37,15 @@ extension EventLoop {
     /// spare-descriptor trick, or pauses the listener until the next tick, so it never spins.
     func acceptConnections(listener: Int32) {
         while true {
-            let descriptor = accept4(listener, nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+            var peer = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let descriptor = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    accept4(listener, $0, &length, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+                }
+            }
             if descriptor >= 0 {
-                adopt(descriptor)
+                adopt(descriptor, peer: peer)
                 continue
             }
             let code = errno
@@ -50,10 +56,15 @@ extension EventLoop {
                 if spareDescriptor >= 0 {
                     CLinuxIO.close(spareDescriptor)
                     let shed = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+                    let shedError = errno
                     if shed >= 0 { CLinuxIO.close(shed) }
                     spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
-                    logger.warning("out of file descriptors: shed a connection")
-                    if shed >= 0 { continue }
+                    if shed >= 0 {
+                        // Counted and logged once per tick: a flood must not flood the log too.
+                        shedConnections += 1
+                        continue
+                    }
+                    if shedError == EAGAIN || shedError == EWOULDBLOCK { return }
                 }
                 pauseListener(listener)
                 return
@@ -71,10 +82,10 @@ extension EventLoop {
         var event = epoll_event()
         epoll_ctl(epollDescriptor, EPOLL_CTL_DEL, descriptor, &event)
         listeners[position].isRegistered = false
-        logger.warning("cannot accept: listener paused until the next tick")
+        pausedListeners += 1
     }
 
-    private func adopt(_ descriptor: Int32) {
+    private func adopt(_ descriptor: Int32, peer: sockaddr_storage) {
         var enable: Int32 = 1
         // Fails harmlessly on Unix sockets.
         _ = setsockopt(
@@ -86,7 +97,7 @@ extension EventLoop {
             CLinuxIO.close(descriptor)
             return
         }
-        let connection = Connection(loop: self, fileDescriptor: descriptor)
+        let connection = Connection(loop: self, fileDescriptor: descriptor, peer: peer)
         let slot = Int(descriptor)
         if slot >= connections.count {
             connections.append(contentsOf: repeatElement(nil, count: slot - connections.count + 1))

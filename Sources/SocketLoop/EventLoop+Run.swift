@@ -98,6 +98,13 @@ extension EventLoop {
 
     private func tick() {
         nextTick = now.advanced(by: Self.tickInterval)
+        if shedConnections > 0 || pausedListeners > 0 {
+            logger.warning(
+                "out of file descriptors: connections shed, listener paused",
+                metadata: ["shed": "\(shedConnections)", "pauses": "\(pausedListeners)", "loop": "\(index)"])
+            shedConnections = 0
+            pausedListeners = 0
+        }
         for handler in tickHandlers { handler(now) }
         for case let connection? in connections {
             guard let deadline = connection.deadline, deadline <= now, !connection.isClosed else { continue }

@@ -36,6 +36,8 @@ public final class EventLoop: @unchecked Sendable {
     var spareDescriptor: Int32 = -1
     let readBuffer: UnsafeMutableRawBufferPointer
     var tickHandlers: [(LoopInstant) -> Void] = []
+    var shedConnections = 0
+    var pausedListeners = 0
 
     struct ListenerRegistration {
         var descriptor: Int32

@@ -1,10 +1,9 @@
 import CLinuxIO
 import Glibc
-import Synchronization
 
-/// A one-shot wait for work done on loop threads (used by blocking control calls).
+/// A one-shot wait for work done on loop threads (used by blocking control calls such as
+/// ``SocketServer/stopAccepting()``; never call those from a loop thread).
 final class LoopSemaphore: Sendable {
-    private let signalled = Mutex(false)
     private let descriptor: Int32 = eventfd(0, Int32(EFD_CLOEXEC))
 
     deinit { close(descriptor) }
@@ -16,6 +15,5 @@ final class LoopSemaphore: Sendable {
     func wait() {
         var value: eventfd_t = 0
         _ = eventfd_read(descriptor, &value)
-        signalled.withLock { $0 = true }
     }
 }

@@ -106,13 +106,15 @@ public final class SocketServer: Sendable {
         return ports
     }
 
-    /// Stops accepting new connections; open ones continue. Returns once every loop has stopped.
+    /// Stops accepting new connections; open ones continue. Returns once every loop has stopped
+    /// accepting. Safe from any thread, including a loop thread.
     public func stopAccepting() {
         let loops = self.loops
         let done = Atomic<Int>(0)
         let semaphore = LoopSemaphore()
         for loop in loops {
-            loop.execute {
+            // On a loop thread, do this loop's part now: waiting for it would deadlock.
+            loop.executeOrRunNow {
                 loop.removeListeners()
                 if done.add(1, ordering: .acquiringAndReleasing).newValue == loops.count { semaphore.signal() }
             }

@@ -17,6 +17,8 @@ extension SQLiteStore {
         public var idempotencyTTLMilliseconds: Int64 = 86_400_000
         /// How often the commit thread expires idempotency records in the background, in milliseconds.
         public var idempotencyExpiryIntervalMilliseconds: Int64 = 60_000
+        /// Read connections (history, resume, lookups run on them in parallel).
+        public var readerConnections: Int = 4
         /// Most operations committed in one transaction.
         public var maximumBatchSize: Int = 1024
         /// Most records background retention and expiry delete per batch, so appends never wait long.
@@ -34,6 +36,7 @@ extension SQLiteStore {
         func validated() throws(StoreError) -> Configuration {
             guard retainedChangeSets >= 0 else { throw .invalidArgument("retainedChangeSets must be ≥ 0") }
             guard maximumBatchSize >= 1 else { throw .invalidArgument("maximumBatchSize must be ≥ 1") }
+            guard readerConnections >= 1 else { throw .invalidArgument("readerConnections must be ≥ 1") }
             guard retentionChunk >= 1 else { throw .invalidArgument("retentionChunk must be ≥ 1") }
             guard idempotencyTTLMilliseconds >= 0 else {
                 throw .invalidArgument("idempotencyTTLMilliseconds must be ≥ 0")

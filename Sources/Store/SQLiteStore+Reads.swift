@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Reads run on the reader connection, each in one read transaction so that what they combine (a
 /// scope's version and its log) is consistent. They are synchronous: a local SQLite read is short.
 extension SQLiteStore {
@@ -91,19 +89,8 @@ extension SQLiteStore {
         return records
     }
 
-    /// Runs `body` in a read transaction on the reader connection.
+    /// Runs `body` in a read transaction on one of the reader connections.
     func read<Value: Sendable>(_ body: (SQLiteConnection) throws(StoreError) -> Value) throws(StoreError) -> Value {
-        try reader.withLock { connection throws(StoreError) -> Value in
-            guard let connection else { throw .closed }
-            try connection.statement("BEGIN").run()
-            do throws(StoreError) {
-                let value = try body(connection)
-                try connection.statement("COMMIT").run()
-                return value
-            } catch {
-                try? connection.statement("ROLLBACK").run()
-                throw error
-            }
-        }
+        try readers.read(body)
     }
 }

@@ -1,15 +1,14 @@
 import Logging
-import Synchronization
 
 /// The embedded ``ChangeLogStore``: one SQLite file in WAL mode with `synchronous=FULL`.
 ///
 /// Writes (appends, creations, deletions, snapshots, retention) go through a queue to one commit thread
 /// that owns the writer connection and commits whatever is queued as one transaction — concurrent writers
-/// share one fsync (group commit) and are completed after COMMIT returned. Reads use a second connection
-/// under a mutex; WAL lets them run while the commit thread writes.
+/// share one fsync (group commit) and are completed after COMMIT returned. Reads use a few other
+/// connections, each under a mutex; WAL lets them run while the commit thread writes.
 ///
 /// Sendable because every piece of mutable state is confined: the queue and counters behind `Mutex`es,
-/// the writer connection to its thread, the reader connection to its mutex.
+/// the writer connection to its thread, each reader connection to its mutex.
 ///
 /// ```swift
 /// let store = try SQLiteStore(path: "data/store.sqlite")
@@ -22,7 +21,7 @@ public final class SQLiteStore: ChangeLogStore {
     let logger: Logger
     private let queue = CommitQueue()
     private let commitThread: CommitThread
-    let reader: Mutex<SQLiteConnection?>
+    let readers: ReaderPool
 
     /// Opens (creating if needed) the store at `path`; SQLite replays a WAL left by a crash on open.
     public init(
@@ -34,9 +33,7 @@ public final class SQLiteStore: ChangeLogStore {
         self.logger = logger
         commitThread = try CommitThread(path: path, configuration: configuration, queue: queue, logger: logger)
         do throws(StoreError) {
-            let connection = try SQLiteConnection(path: path)
-            try connection.execute(SQLiteSchema.readerPragmas)
-            reader = Mutex(connection)
+            readers = try ReaderPool(path: path, count: configuration.readerConnections)
         } catch {
             queue.close()
             commitThread.join()
@@ -50,7 +47,7 @@ public final class SQLiteStore: ChangeLogStore {
     public func close() {
         queue.close()
         commitThread.join()
-        reader.withLock { $0 = nil }
+        readers.close()
     }
 
     /// Counters of the commit thread (transactions, operations, largest batch).

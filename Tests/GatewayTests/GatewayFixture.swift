@@ -18,7 +18,8 @@ final class GatewayFixture: Sendable {
         self.directory = directory
         var storeConfiguration = SQLiteStore.Configuration()
         storeConfiguration.retainedChangeSets = configuration.historyLimit
-        store = try SQLiteStore(path: directory.appendingPathComponent("jetstream.sqlite").path, configuration: storeConfiguration)
+        store = try SQLiteStore(
+            path: directory.appendingPathComponent("jetstream.sqlite").path, configuration: storeConfiguration)
         hub = ScopeHub(configuration: configuration, store: store, logger: Logger(label: "test"))
     }
 
@@ -31,7 +32,9 @@ final class GatewayFixture: Sendable {
         try await hub.create(name: name, rootClassName: "Canvas", rootUUID: nil, properties: JSONObject())
     }
 
-    func submit(_ fragments: [JSONValue], to handle: ScopeHandle, ifMatch: EntityTag.Condition? = nil) async
+    func submit(
+        _ fragments: [JSONValue], to handle: ScopeHandle, ifMatch: EntityTag.Condition? = nil
+    ) async
         -> SubmitOutcome
     {
         await withCheckedContinuation { continuation in
@@ -43,14 +46,21 @@ final class GatewayFixture: Sendable {
     static func addShape(_ shape: UUID, x: Double, to handle: ScopeHandle) -> [JSONValue] {
         let state = handle.committedState
         let root = state.root
-        var shapes = root["shapes"].map { value -> [JSONValue] in
-            if case .references(let uuids) = value { return uuids.map { .string($0.wireString) } }
-            return []
-        } ?? []
+        var shapes =
+            root["shapes"].map { value -> [JSONValue] in
+                if case .references(let uuids) = value { return uuids.map { .string($0.wireString) } }
+                return []
+            } ?? []
         shapes.append(.string(shape.wireString))
         return [
-            ["type": "add", "uuid": .string(shape.wireString), "clsName": "Shape", "properties": ["x": .number(JSONNumber(x)), "y": 0]],
-            ["type": "change", "uuid": .string(state.rootUUID.wireString), "clsName": "Canvas", "properties": ["shapes": .array(shapes)]],
+            [
+                "type": "add", "uuid": .string(shape.wireString), "clsName": "Shape",
+                "properties": ["x": .number(JSONNumber(x)), "y": 0],
+            ],
+            [
+                "type": "change", "uuid": .string(state.rootUUID.wireString), "clsName": "Canvas",
+                "properties": ["shapes": .array(shapes)],
+            ],
         ]
     }
 }

@@ -50,18 +50,31 @@ struct GatewayUnitTests {
 
     @Test("a change set is encoded once: stored payload, SSE event and 200 body share its bytes")
     func changeSetEncoding() throws {
-        let uuid = try #require(UUID(wireString: "5F0C61D2-0B45-4F5E-9E8B-6F1B7D2C3A10"))
-        let fragment = SyncFragment(type: .change, uuid: uuid, clsName: "Canvas", properties: ["name": "a"])
-        let payload = ScopeEvents.changeSetPayload(version: 42, fragments: [fragment], removed: [uuid])
+        let state = try ScopeState.create(rootClass: #require(Schema.demo.modelClass(named: "Canvas")), schema: .demo)
+        let shape = try #require(UUID(wireString: "5F0C61D2-0B45-4F5E-9E8B-6F1B7D2C3A10"))
+        let fragments = [
+            SyncFragment(type: .add, uuid: shape, clsName: "Shape", properties: ["x": 1, "y": 2]),
+            SyncFragment(
+                type: .change, uuid: state.rootUUID, clsName: "Canvas",
+                properties: ["shapes": [.string(shape.wireString)]]),
+        ]
+        guard case .accepted(let applied) = state.applying(fragments, schema: .demo) else {
+            Issue.record("the change set was rejected")
+            return
+        }
+        let payload = ScopeEvents.changeSetPayload(applied)
         let text = String(decoding: payload.bytes, as: UTF8.self)
         #expect(
-            text == #"{"version":42,"fragments":[{"type":"change","uuid":"5f0c61d2-0b45-4f5e-9e8b-6f1b7d2c3a10","clsName":"Canvas","properties":{"name":"a"}}],"removed":["5f0c61d2-0b45-4f5e-9e8b-6f1b7d2c3a10"]}"#
-        )
-        #expect(String(decoding: payload.event.payloadBytes, as: UTF8.self) == "event: changeset\nid: 42\ndata: \(text)\n\n")
-        let body = try JSONParser.parse(payload.acceptedResponse(fragmentCount: 1))
-        #expect(body["version"] == .number(JSONNumber(42)))
-        #expect(body["fragmentReplies"] == [[:]])
-        #expect(body["removed"] == ["5f0c61d2-0b45-4f5e-9e8b-6f1b7d2c3a10"])
+            text.hasPrefix(#"{"version":1,"fragments":[{"type":"add","uuid":"5f0c61d2-0b45-4f5e-9e8b-6f1b7d2c3a10""#))
+        #expect(
+            String(decoding: payload.event.payloadBytes, as: UTF8.self) == "event: changeset\nid: 1\ndata: \(text)\n\n")
+        let stored = try JSONParser.parse(payload.bytes)
+        let body = try JSONParser.parse(payload.acceptedResponse(fragmentCount: 2))
+        #expect(body["version"] == .number(JSONNumber(1)))
+        #expect(body["fragmentReplies"] == [[:], [:]])
+        #expect(body["fragments"] == stored["fragments"])
+        #expect(body["removed"] == stored["removed"])
+        #expect(body.object?.keys == ["version", "fragmentReplies", "fragments", "removed"])
     }
 
     @Test("engine errors become problem+json with a stable type")

@@ -11,7 +11,10 @@ struct ScopeHubTests {
     @Test("a created scope starts at version 0 with its root; the name cannot be created twice")
     func create() async throws {
         let fixture = try GatewayFixture()
-        defer { fixture.close(); fixture.removeFiles() }
+        defer {
+            fixture.close()
+            fixture.removeFiles()
+        }
         let handle = try await fixture.createCanvas()
         #expect(handle.committedState.version == 0)
         #expect(handle.rootClass == "Canvas")
@@ -33,14 +36,19 @@ struct ScopeHubTests {
     @Test("an accepted change set becomes the next durable version; a rejected one changes nothing")
     func acceptAndReject() async throws {
         let fixture = try GatewayFixture()
-        defer { fixture.close(); fixture.removeFiles() }
+        defer {
+            fixture.close()
+            fixture.removeFiles()
+        }
         let handle = try await fixture.createCanvas()
         let accepted = await fixture.submit(GatewayFixture.addShape(UUID(), x: 1, to: handle), to: handle)
         #expect(accepted.version == 1)
         #expect(handle.committedState.count == 2)
 
         let before = handle.stateJSON().json
-        let bad: [JSONValue] = [["type": "add", "uuid": .string(UUID().wireString), "clsName": "Shape", "properties": ["x": "one"]]]
+        let bad: [JSONValue] = [
+            ["type": "add", "uuid": .string(UUID().wireString), "clsName": "Shape", "properties": ["x": "one"]]
+        ]
         let rejected = await fixture.submit(bad, to: handle)
         #expect(rejected.problem?.kind == .invalidChangeSet)
         #expect(handle.stateJSON().json == before)
@@ -50,7 +58,10 @@ struct ScopeHubTests {
     @Test("If-Match must name the current version; 412 reports it")
     func ifMatch() async throws {
         let fixture = try GatewayFixture()
-        defer { fixture.close(); fixture.removeFiles() }
+        defer {
+            fixture.close()
+            fixture.removeFiles()
+        }
         let handle = try await fixture.createCanvas()
         let stale = await fixture.submit(
             GatewayFixture.addShape(UUID(), x: 1, to: handle), to: handle, ifMatch: .versions([7]))
@@ -64,14 +75,20 @@ struct ScopeHubTests {
     @Test("concurrent writers of one scope get contiguous versions, none lost")
     func concurrentWriters() async throws {
         let fixture = try GatewayFixture()
-        defer { fixture.close(); fixture.removeFiles() }
+        defer {
+            fixture.close()
+            fixture.removeFiles()
+        }
         let handle = try await fixture.createCanvas()
         let rootUUID = handle.committedState.rootUUID.wireString
         let versions = await withTaskGroup(of: Int?.self) { group in
             for index in 0..<32 {
                 group.addTask {
                     let change: [JSONValue] = [
-                        ["type": "change", "uuid": .string(rootUUID), "clsName": "Canvas", "properties": ["name": .string("w\(index)")]]
+                        [
+                            "type": "change", "uuid": .string(rootUUID), "clsName": "Canvas",
+                            "properties": ["name": .string("w\(index)")],
+                        ]
                     ]
                     return await fixture.submit(change, to: handle).version
                 }
@@ -90,10 +107,15 @@ struct ScopeHubTests {
         configuration.resumeBufferSize = 2
         configuration.historyLimit = 3
         let fixture = try GatewayFixture(configuration: configuration)
-        defer { fixture.close(); fixture.removeFiles() }
+        defer {
+            fixture.close()
+            fixture.removeFiles()
+        }
         let handle = try await fixture.createCanvas()
         for index in 0..<5 {
-            #expect(await fixture.submit(GatewayFixture.addShape(UUID(), x: Double(index), to: handle), to: handle).version == index + 1)
+            #expect(
+                await fixture.submit(GatewayFixture.addShape(UUID(), x: Double(index), to: handle), to: handle).version
+                    == index + 1)
         }
         let fromMemory = try await fixture.hub.history(of: handle, since: 3, limit: 10)
         let fromStore = try await fixture.hub.history(of: handle, since: 2, limit: 10)
@@ -148,7 +170,10 @@ struct ScopeHubTests {
     @Test("a deleted name re-created continues its version numbering; old versions are too old")
     func deleteAndRecreate() async throws {
         let fixture = try GatewayFixture()
-        defer { fixture.close(); fixture.removeFiles() }
+        defer {
+            fixture.close()
+            fixture.removeFiles()
+        }
         let handle = try await fixture.createCanvas()
         _ = await fixture.submit(GatewayFixture.addShape(UUID(), x: 1, to: handle), to: handle)
         try await fixture.hub.delete(name: "canvas-1")

@@ -51,6 +51,10 @@ import Testing
         ("00000000000000001\r\n", 400),
         ("11111111111111111\r\n", 413),
         ("3;ext\u{01}\r\nabc\r\n", 400),
+        // Trailer lines are field lines: a token name, a colon, a value.
+        ("0\r\nBad Trailer: x\r\n\r\n", 400),
+        ("0\r\nNoColonHere\r\n\r\n", 400),
+        ("0\r\n(T): x\r\n\r\n", 400),
     ]
 
     @Test(arguments: invalid)

@@ -51,6 +51,15 @@ import Testing
         #expect(completedAt == Self.simple.count)
     }
 
+    @Test func acceptsHostForms() {
+        for host in ["example.com", "example.com:8080", "127.0.0.1:1", "[::1]:8080", ""] {
+            guard case .complete = parse("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n") else {
+                Issue.record("rejected Host \(host)")
+                continue
+            }
+        }
+    }
+
     @Test func leavesPipelinedBytesUnconsumed() {
         let first = "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\n"
         let text = first + "abcGET / HTTP/1.1\r\nHost: a\r\n\r\n"
@@ -135,7 +144,28 @@ import Testing
         ("GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505),
         ("GET / HTTP/1.1\r\nHost: a\r\nExpect: something\r\n\r\n", 417),
         ("\n\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: user@a\r\n\r\n", 400),
+        // RFC 9112 §3.2: only origin-, absolute-, authority- (CONNECT) and asterisk-form targets.
+        ("GET echo HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        ("GET /echo#frag HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        ("GET /caf\u{E9} HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        ("GET ** HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        ("GET 1http://a/ HTTP/1.1\r\nHost: a\r\n\r\n", 400),
     ]
+
+    @Test(arguments: [
+        "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "GET /a%20b?q=1 HTTP/1.1\r\nHost: a\r\n\r\n",
+        "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", "GET http://a/b HTTP/1.1\r\nHost: a\r\n\r\n",
+        "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n",
+    ])
+    func acceptsEveryTargetForm(_ request: String) {
+        guard case .complete = parse(request) else {
+            Issue.record("rejected \(request.debugDescription)")
+            return
+        }
+    }
 
     @Test(arguments: rejected)
     func rejectsWithStatus(_ request: String, _ expected: Int) {

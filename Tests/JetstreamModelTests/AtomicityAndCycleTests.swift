@@ -98,7 +98,9 @@ struct AtomicityAndCycleTests {
                 ["type": "remove", "uuid": .string(root.wireString), "clsName": "Canvas"],
                 .object(F.change(root, "Canvas", ["name": "ok"]).jsonValue.object!),
                 .object(F.change(shapes[0], "Canvas", ["name": "x"]).jsonValue.object!),
-                .object(F.change(shapes[0], "Shape", ["label": .string(String(repeating: "a", count: 201))]).jsonValue.object!),
+                .object(
+                    F.change(shapes[0], "Shape", ["label": .string(String(repeating: "a", count: 201))]).jsonValue
+                        .object!),
                 .object(F.change(shapes[0], "Shape", ["kind": "hexagon"]).jsonValue.object!),
                 .object(F.change(shapes[0], "Shape", ["color": 0x1_0000_0000]).jsonValue.object!),
             ]), schema: F.schema)

@@ -46,9 +46,11 @@ struct ChangeSetGenerator {
     private mutating func newUUID() -> UUID {
         var bytes = [UInt8](repeating: 0, count: 16)
         for index in 0..<16 { bytes[index] = UInt8(truncatingIfNeeded: random.next()) }
-        return UUID(uuid: (
-            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
     }
 
     private func objects(of clsName: String) -> [UUID] {
@@ -131,7 +133,8 @@ struct ChangeSetGenerator {
         var fragments: [SyncFragment] = []
         for parent in scratch.parents(of: node).filter({ $0.key == "children" }).map(\.uuid) where parent != target {
             let children = references(parent, "children").filter { $0 != node }
-            fragments.append(F.change(parent, scratch.object(parent)!.clsName, ["children": .array(children.map(F.ref))]))
+            fragments.append(
+                F.change(parent, scratch.object(parent)!.clsName, ["children": .array(children.map(F.ref))]))
         }
         let children = references(target, "children").filter { $0 != node } + [node]
         fragments.append(F.change(target, scratch.object(target)!.clsName, ["children": .array(children.map(F.ref))]))
@@ -150,20 +153,5 @@ struct ChangeSetGenerator {
             for child in references(next, "children") where found.insert(child).inserted { pending.append(child) }
         }
         return found
-    }
-}
-
-/// A tiny deterministic generator (SplitMix64), so an op code always builds the same fragments.
-struct SplitMix {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -32,7 +32,11 @@ struct ChangeSetPropertyTests {
                 let imported = try ScopeState(
                     importing: exported, rootUUID: state.rootUUID, version: state.version, schema: F.schema)
                 #expect(imported == state)
-                #expect(imported.stateJSON(name: "c").encoded() == state.stateJSON(name: "c").encoded())
+                let encoded = state.stateJSON(name: "c").encoded()
+                #expect(imported.stateJSON(name: "c").encoded() == encoded)
+                var writer = JSONWriter()
+                state.writeState(name: "c", to: &writer)
+                #expect(writer.bytes == encoded)
                 // Incremental reachability left nothing behind: every object is reachable from the root.
                 #expect(state.preOrderUUIDs().count == state.count)
             }

@@ -27,7 +27,10 @@ struct ClientScenarioTests {
         let u = F.uuid(3)
         let next = try F.accept(
             state,
-            [F.add(u, "TestModel", ["string": "set correctly"]), F.change(child, "TestModel", ["childModel": F.ref(u)])]
+            [
+                F.add(u, "TestModel", ["string": "set correctly"]),
+                F.change(child, "TestModel", ["childModel": F.ref(u)]),
+            ]
         )
         #expect(next.object(child)?["childModel"] == .reference(u))
         #expect(next.object(u)?["string"] == .string("set correctly"))

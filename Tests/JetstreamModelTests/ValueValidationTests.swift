@@ -7,9 +7,10 @@ import Testing
 struct ValueValidationTests {
     let limits = Limits()
 
-    func check(_ type: PropertyType, _ json: JSONValue, nullable: Bool = false,
-        constraints: PropertyConstraints = PropertyConstraints()) -> Result<Value, FragmentError>
-    {
+    func check(
+        _ type: PropertyType, _ json: JSONValue, nullable: Bool = false,
+        constraints: PropertyConstraints = PropertyConstraints()
+    ) -> Result<Value, FragmentError> {
         let property = PropertyDefinition(name: "p", type: type, isNullable: nullable, constraints: constraints)
         return Result { () throws(FragmentError) in try property.validate(json, limits: limits) { _ in nil } }
     }
@@ -140,8 +141,9 @@ struct ValueValidationTests {
                 return error.kind
             }
         }
-        #expect(try property.validate(.string(existing.uuidString), limits: limits, classOf: classOf)
-            == .reference(existing))
+        #expect(
+            try property.validate(.string(existing.uuidString), limits: limits, classOf: classOf)
+                == .reference(existing))
         #expect(refKind(.string(UUID().wireString)) == .missingReference)
         #expect(refKind(.string(wrong.wireString)) == .wrongClass)
         #expect(refKind("nope") == .typeMismatch)

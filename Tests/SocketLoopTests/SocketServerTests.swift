@@ -2,6 +2,7 @@ import Glibc
 import Logging
 import SocketLoop
 import Synchronization
+import TestSupport
 import Testing
 
 /// Echoes what it receives; answers `stats` and `big` specially.
@@ -32,7 +33,7 @@ final class EchoHandler: ConnectionHandler {
         return server
     }
 
-    @Test func echoesOverManyConnectionsOnEveryLoop() throws {
+    @Test func echoesOverManyConnectionsOnEveryLoop() async throws {
         let server = try makeServer()
         defer { server.stop() }
         let port = try #require(server.boundPorts.first)
@@ -44,15 +45,15 @@ final class EchoHandler: ConnectionHandler {
             clients.append(client)
         }
         for (index, client) in clients.enumerated() {
-            #expect(client.read(untilContains: "hello \(index)\n") == "hello \(index)\n")
+            #expect(await client.read(untilContains: "hello \(index)\n") == "hello \(index)\n")
         }
-        #expect(waitUntil { server.openConnections == 20 })
+        #expect(await waitUntil { server.openConnections == 20 })
         #expect(server.loops.count == 2)
         clients.removeAll()
-        #expect(waitUntil { server.openConnections == 0 })
+        #expect(await waitUntil { server.openConnections == 0 })
     }
 
-    @Test func largeWritesAreFlushedAsThePeerReads() throws {
+    @Test func largeWritesAreFlushedAsThePeerReads() async throws {
         final class BigWriter: ConnectionHandler {
             func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
                 let block = SharedBytes([UInt8](repeating: 0x61, count: 1 << 20))
@@ -64,12 +65,12 @@ final class EchoHandler: ConnectionHandler {
         defer { server.stop() }
         let client = try TestSocket(port: try #require(server.boundPorts.first))
         client.send("go")
-        let received = client.read()
+        let received = await client.read()
         #expect(received.count == 8 << 20)
         #expect(received.allSatisfy { $0 == 0x61 })
     }
 
-    @Test func pendingLimitHookRunsForAPeerThatDoesNotRead() throws {
+    @Test func pendingLimitHookRunsForAPeerThatDoesNotRead() async throws {
         final class Flooder: ConnectionHandler {
             static let hookCalls = Atomic<Int>(0)
             func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
@@ -85,11 +86,11 @@ final class EchoHandler: ConnectionHandler {
         defer { server.stop() }
         let client = try TestSocket(port: try #require(server.boundPorts.first))
         client.send("go")
-        #expect(waitUntil { Flooder.hookCalls.load(ordering: .relaxed) == 1 })
-        #expect(client.waitForClose())
+        #expect(await waitUntil { Flooder.hookCalls.load(ordering: .relaxed) == 1 })
+        #expect(await client.waitForClose())
     }
 
-    @Test func executeRunsOnTheLoopThreadInOrder() throws {
+    @Test func executeRunsOnTheLoopThreadInOrder() async throws {
         let server = try makeServer(loops: 1)
         defer { server.stop() }
         let loop = try #require(server.loops.first)
@@ -102,12 +103,12 @@ final class EchoHandler: ConnectionHandler {
                 seen.withLock { $0.append(value) }
             }
         }
-        #expect(waitUntil { seen.withLock { $0.count } == 100 })
+        #expect(await waitUntil { seen.withLock { $0.count } == 100 })
         #expect(seen.withLock { $0 } == Array(0..<100))
         #expect(onLoop.load(ordering: .relaxed) == 100)
     }
 
-    @Test func deadlinesFireOnTheCoarseTick() throws {
+    @Test func deadlinesFireOnTheCoarseTick() async throws {
         final class Expiring: ConnectionHandler {
             func connectionDidOpen(_ connection: Connection) {
                 connection.deadline = connection.loop.now
@@ -121,35 +122,35 @@ final class EchoHandler: ConnectionHandler {
         let server = try makeServer(loops: 1) { _ in Expiring() }
         defer { server.stop() }
         let client = try TestSocket(port: try #require(server.boundPorts.first))
-        #expect(String(decoding: client.read(), as: UTF8.self) == "expired\n")
+        #expect(String(decoding: await client.read(), as: UTF8.self) == "expired\n")
     }
 
-    @Test func listensOnUnixSocketAndIPv6() throws {
+    @Test func listensOnUnixSocketAndIPv6() async throws {
         let path = "/tmp/socketloop-test-\(getpid()).sock"
         let server = try makeServer(addresses: [.unix(path: path), .tcp(host: "::1", port: 0)])
         defer { server.stop() }
         let client = try TestSocket(unixPath: path)
         client.send("over unix\n")
-        #expect(client.read(untilContains: "\n") == "over unix\n")
+        #expect(await client.read(untilContains: "\n") == "over unix\n")
         #expect(server.boundPorts.count == 1)
         server.stopAccepting()
         #expect(access(path, F_OK) != 0)
     }
 
-    @Test func stopAcceptingRefusesNewConnectionsButKeepsOpenOnes() throws {
+    @Test func stopAcceptingRefusesNewConnectionsButKeepsOpenOnes() async throws {
         let server = try makeServer()
         defer { server.stop() }
         let port = try #require(server.boundPorts.first)
         let client = try TestSocket(port: port)
         client.send("before\n")
-        #expect(client.read(untilContains: "\n") == "before\n")
+        #expect(await client.read(untilContains: "\n") == "before\n")
         server.stopAccepting()
         #expect(throws: TestSocket.Failure.self) { try TestSocket(port: port) }
         client.send("after\n")
-        #expect(client.read(untilContains: "\n") == "after\n")
+        #expect(await client.read(untilContains: "\n") == "after\n")
     }
 
-    @Test func invalidAddressFailsWithAClearError() throws {
+    @Test func invalidAddressFailsWithAClearError() async throws {
         let invalid = SocketServer(
             configuration: SocketServerConfiguration(addresses: [.tcp(host: "not-an-ip", port: 0)], loopCount: 1),
             logger: logger, makeHandler: { _ in EchoHandler() })
@@ -163,5 +164,28 @@ final class EchoHandler: ConnectionHandler {
         #expect(start.advanced(by: .milliseconds(-5)) == start)
         #expect(LoopInstant(nanoseconds: .max - 1).advanced(by: .seconds(1)).nanoseconds == .max)
         #expect(start < start.advanced(by: .nanoseconds(1)))
+    }
+
+    @Test func handlerCanBeReplacedWithUnconsumedBytesReplayed() async throws {
+        final class Upper: ConnectionHandler {
+            func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
+                connection.write(bytes.map { $0 >= 97 && $0 <= 122 ? $0 - 32 : $0 })
+            }
+        }
+        final class Switcher: ConnectionHandler {
+            func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
+                let text = Array(bytes)
+                guard let newline = text.firstIndex(of: 10) else { return }
+                connection.write(Array("switching\n".utf8))
+                connection.replaceHandler(with: Upper(), replaying: Array(text[(newline + 1)...]))
+            }
+        }
+        let server = try makeServer(loops: 1) { _ in Switcher() }
+        defer { server.stop() }
+        let client = try TestSocket(port: try #require(server.boundPorts.first))
+        client.send("upgrade\nrest of it ")
+        #expect(await client.read(untilContains: "REST OF IT ") == "switching\nREST OF IT ")
+        client.send("more")
+        #expect(await client.read(untilContains: "MORE") == "MORE")
     }
 }

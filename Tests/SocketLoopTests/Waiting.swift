@@ -1,12 +1,11 @@
-import Glibc
-
-/// Polls `condition` every 10 ms for up to `seconds`; true once it holds. For waiting on state
-/// that other threads change, without fixed sleeps.
-func waitUntil(seconds: Double = 30, _ condition: () -> Bool) -> Bool {
-    let attempts = Int(seconds * 100)
-    for _ in 0..<attempts {
+/// Polls `condition` every 5 ms for up to `seconds`; true once it holds. For waiting on state
+/// that other threads change, without fixed sleeps and without blocking a cooperative thread.
+func waitUntil(seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(seconds)
+    while clock.now < deadline {
         if condition() { return true }
-        usleep(10_000)
+        try? await Task.sleep(for: .milliseconds(5))
     }
     return condition()
 }

@@ -1,0 +1,143 @@
+import Foundation
+import JWTKit
+import JetstreamModel
+import Synchronization
+
+/// Verifies bearer tokens (HS256, ES256, RS256) with jwt-kit and turns their claims into an
+/// ``AccessGrant``. Verified tokens are cached (bounded), so a client's repeated requests cost a
+/// dictionary look-up; `exp` and `nbf` are checked again on every use.
+///
+/// ```swift
+/// let verifier = try TokenVerifier(configuration: auth)
+/// let grant = try await verifier.verify(token)
+/// ```
+public final class TokenVerifier: Sendable {
+    public enum Failure: Error, Equatable, CustomStringConvertible {
+        case malformed(String)
+        case unsupportedAlgorithm(String)
+        case badSignature
+        case expired
+        case notYetValid
+        case wrongIssuer
+        case wrongAudience
+        case invalidClaims(String)
+
+        public var description: String {
+            switch self {
+            case .malformed(let reason): "the token is malformed: \(reason)"
+            case .unsupportedAlgorithm(let alg): "the token's algorithm \(alg) is not accepted (HS256, ES256, RS256)"
+            case .badSignature: "the token's signature does not verify with any configured key"
+            case .expired: "the token has expired"
+            case .notYetValid: "the token is not valid yet (nbf)"
+            case .wrongIssuer: "the token's issuer is not the one this server accepts"
+            case .wrongAudience: "the token's audience does not include this server"
+            case .invalidClaims(let reason): "the token's claims are invalid: \(reason)"
+            }
+        }
+    }
+
+    static let acceptedAlgorithms: Set<String> = ["HS256", "ES256", "RS256"]
+    static let cacheCapacity = 10_000
+
+    let configuration: AuthConfiguration
+    private let keys: JWTKeyCollection
+    private let cache = Mutex<[String: AccessGrant]>([:])
+
+    /// Loads the configured keys; throws a message naming the key that cannot be used.
+    public init(configuration: AuthConfiguration) async throws {
+        self.configuration = configuration
+        let keys = JWTKeyCollection()
+        for (index, secret) in configuration.hmacSecrets.enumerated() {
+            guard secret.count >= 16 else {
+                throw ConfigurationError(
+                    "an HS256 secret must be at least 16 bytes (secret \(index + 1) has \(secret.count))")
+            }
+            await keys.add(
+                hmac: HMACKey(from: secret), digestAlgorithm: .sha256, kid: JWKIdentifier(string: "hs256-\(index)"))
+        }
+        for (index, pem) in configuration.publicKeysPEM.enumerated() {
+            let kid = JWKIdentifier(string: "pem-\(index)")
+            if let key = try? ES256PublicKey(pem: pem) {
+                await keys.add(ecdsa: key, kid: kid)
+            } else if let key = try? Insecure.RSA.PublicKey(pem: pem) {
+                await keys.add(rsa: key, digestAlgorithm: .sha256, kid: kid)
+            } else {
+                throw ConfigurationError(
+                    "public key \(index + 1) is neither a P-256 (ES256) nor an RSA (RS256) PEM key")
+            }
+        }
+        for (index, json) in configuration.jwksJSON.enumerated() {
+            do {
+                _ = try await keys.add(jwksJSON: json)
+            } catch {
+                throw ConfigurationError("JWKS \(index + 1) cannot be used: \(error)")
+            }
+        }
+        self.keys = keys
+    }
+
+    public struct ConfigurationError: Error, CustomStringConvertible {
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// The grant of a token verified before, if it is still within its validity.
+    public func cachedGrant(for token: String, now: Date = Date()) -> Result<AccessGrant, Failure>? {
+        guard let grant = cache.withLock({ $0[token] }) else { return nil }
+        if let expiry = grant.expiresAt, expiry <= now { return .failure(.expired) }
+        return .success(grant)
+    }
+
+    /// Verifies `token`: signature, algorithm, `exp`, `nbf`, `iss`, `aud`.
+    public func verify(_ token: String) async -> Result<AccessGrant, Failure> {
+        if let cached = cachedGrant(for: token) { return cached }
+        let header: JSONObject
+        do {
+            header = try Self.header(of: token)
+        } catch {
+            return .failure(error)
+        }
+        let alg = header["alg"]?.string ?? "(none)"
+        guard Self.acceptedAlgorithms.contains(alg) else { return .failure(.unsupportedAlgorithm(alg)) }
+        let claims: GatewayClaims
+        do {
+            claims = try await keys.verify(token, as: GatewayClaims.self, iteratingKeys: true)
+        } catch let error as JWTError {
+            switch error.errorType {
+            case .claimVerificationFailure:
+                if error.failedClaim is ExpirationClaim { return .failure(.expired) }
+                if error.failedClaim is NotBeforeClaim { return .failure(.notYetValid) }
+                return .failure(.invalidClaims(error.reason ?? "\(error)"))
+            case .malformedToken:
+                return .failure(.malformed(error.reason ?? "\(error)"))
+            default:
+                return .failure(.badSignature)
+            }
+        } catch {
+            return .failure(.badSignature)
+        }
+        if let issuer = configuration.issuer, claims.iss?.value != issuer { return .failure(.wrongIssuer) }
+        if let audience = configuration.audience, !(claims.aud?.value.contains(audience) ?? false) {
+            return .failure(.wrongAudience)
+        }
+        let grant = AccessGrant(
+            subject: claims.sub?.value ?? "token", read: ScopePatterns(claims.jetstream?.read ?? []),
+            write: ScopePatterns(claims.jetstream?.write ?? []), expiresAt: claims.exp?.value)
+        cache.withLock { cache in
+            if cache.count >= Self.cacheCapacity { cache.removeAll(keepingCapacity: true) }
+            cache[token] = grant
+        }
+        return .success(grant)
+    }
+
+    static func header(of token: String) throws(Failure) -> JSONObject {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw .malformed("a JWT has three dot-separated parts") }
+        var base64 = parts[0].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64), let value = try? JSONParser.parse(Array(data)),
+            let object = value.object
+        else { throw .malformed("the header is not base64url-encoded JSON") }
+        return object
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import HTTPServer
+import HTTPTypes
+
+extension Gateway {
+    /// What a route needs: read or write on the scope in its `{name}`, or only a client (the
+    /// scope list, which filters by what the grant may read).
+    enum Requirement: Sendable {
+        case read, write, anyClient
+    }
+
+    typealias GrantedHandler = @Sendable (HTTPServerRequest, HTTPRequestContext, HTTPResponder, AccessGrant) -> Void
+    typealias GuardedRoute = @Sendable (HTTPServerRequest, HTTPRequestContext, HTTPResponder) -> Void
+
+    /// The gate a route passes through (see ``Router`` methods taking an ``AccessGate``).
+    func gate(_ requirement: Requirement) -> AccessGate {
+        AccessGate(gateway: self, requirement: requirement)
+    }
+
+    /// Authenticates, rate-limits and authorizes a request, then runs `handler` with its grant;
+    /// answers 401, 403 or 429 otherwise. A token seen before is checked at once on the loop; a
+    /// new one is verified in a task first.
+    func guarded(_ requirement: Requirement, _ handler: @escaping GrantedHandler) -> GuardedRoute {
+        let access = self.access
+        return { request, context, responder in
+            let client = access.client(of: request, peer: context.remoteAddress)
+            let proceed: @Sendable (Result<AccessGrant, Problem>) -> Void = { result in
+                switch result.flatMap({ Self.admit($0, requirement, request, context, client, access) }) {
+                case .success(let grant): handler(request, context, responder, grant)
+                case .failure(let problem):
+                    // Bad tokens count against the client's address too, so guessing is rate-limited.
+                    if problem.kind == .unauthorized, let limited = Self.rateLimited(access, key: "addr:" + client) {
+                        responder.respond(limited.response)
+                    } else {
+                        responder.respond(problem.response)
+                    }
+                }
+            }
+            let anonymous = access.policy.auth.anonymousGrant
+            switch RequestToken.find(in: request) {
+            case .malformed(let reason):
+                proceed(.failure(Self.unauthorized(invalidToken: reason)))
+            case .none:
+                proceed(.success(anonymous))
+            case .token(let token):
+                guard let verifier = access.verifier else { return proceed(.success(anonymous)) }
+                if let cached = verifier.cachedGrant(for: token) {
+                    return proceed(Self.grant(cached, anonymous: anonymous))
+                }
+                Task {
+                    proceed(Self.grant(await verifier.verify(token), anonymous: anonymous))
+                }
+            }
+        }
+    }
+
+    private static func grant(
+        _ verified: Result<AccessGrant, TokenVerifier.Failure>, anonymous: AccessGrant
+    )
+        -> Result<AccessGrant, Problem>
+    {
+        switch verified {
+        case .success(let grant): .success(grant.adding(anonymous: anonymous))
+        case .failure(.expired): .failure(unauthorized(invalidToken: "the token has expired", kind: .tokenExpired))
+        case .failure(let failure): .failure(unauthorized(invalidToken: failure.description))
+        }
+    }
+
+    private static func admit(
+        _ grant: AccessGrant, _ requirement: Requirement, _ request: HTTPServerRequest, _ context: HTTPRequestContext,
+        _ client: String, _ access: AccessControl
+    ) -> Result<AccessGrant, Problem> {
+        if let limited = rateLimited(access, key: grant.subject.map { "sub:" + $0 } ?? "addr:" + client) {
+            return .failure(limited)
+        }
+        let permission: AccessGrant.Permission
+        switch requirement {
+        case .anyClient: return .success(grant)
+        case .read: permission = .read
+        case .write: permission = .write
+        }
+        let scope = context.parameters["name"] ?? ""
+        guard grant.allows(permission, scope: scope) else {
+            guard grant.isAuthenticated else {
+                return .failure(
+                    Problem(
+                        .unauthorized, detail: "\(permission.rawValue) access to scope '\(scope)' needs a bearer token",
+                        headers: [ServerHeaders.wwwAuthenticate: #"Bearer realm="jetstream""#]))
+            }
+            return .failure(
+                Problem(
+                    .forbidden, detail: "the token may not \(permission.rawValue) scope '\(scope)'",
+                    headers: [
+                        ServerHeaders.wwwAuthenticate: #"Bearer realm="jetstream", error="insufficient_scope""#
+                    ]))
+        }
+        return .success(grant)
+    }
+
+    /// The 429 problem when `key` has no request left this second, nil when it may go on.
+    private static func rateLimited(_ access: AccessControl, key: String) -> Problem? {
+        guard let limiter = access.rateLimiter, case .limited(let seconds) = limiter.take(key) else { return nil }
+        return Problem(
+            .rateLimited, detail: "more than \(access.policy.rateLimit) requests a second; retry later",
+            headers: [.retryAfter: String(seconds)])
+    }
+
+    static func unauthorized(invalidToken reason: String, kind: ProblemKind = .unauthorized) -> Problem {
+        let quoted = reason.replacingOccurrences(of: "\"", with: "'")
+        return Problem(
+            kind, detail: reason,
+            headers: [
+                ServerHeaders.wwwAuthenticate:
+                    #"Bearer realm="jetstream", error="invalid_token", error_description="\#(quoted)""#
+            ])
+    }
+}

@@ -1,0 +1,174 @@
+import CoreMetrics
+import HTTPServer
+import Metrics
+import Prometheus
+import Synchronization
+
+/// The gateway's Prometheus metrics, served at `GET /metrics`: swift-metrics instruments backed
+/// by a swift-prometheus registry of their own (so two gateways in one process, as in tests, never
+/// share counters, and nothing depends on the global `MetricsSystem` bootstrap).
+///
+/// Instruments are created up front where their labels are known (routes, problem kinds), so the
+/// request path only looks one up and increments it; request counters keyed by status are
+/// created on the first request with that route and status.
+///
+/// ```swift
+/// hub.metrics.observe(server)       // open streams and dropped subscribers from the engine
+/// let text = hub.metrics.exposition() // Prometheus text format 0.0.4
+/// ```
+public final class GatewayMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    let factory: PrometheusMetricsFactory
+
+    /// Commit latency: from handing a change set to the store until it is durable.
+    let commitDuration: CoreMetrics.Timer
+    /// Fan-out lag: from the durable commit until the event is queued to every subscriber's loop.
+    let fanOutLag: CoreMetrics.Timer
+    let changeSetsAccepted: CoreMetrics.Counter
+    let changeSetsRejected: [ProblemKind: CoreMetrics.Counter]
+    let idempotentReplays: CoreMetrics.Counter
+    let openStreams: CoreMetrics.Gauge
+    let openConnections: CoreMetrics.Gauge
+    let droppedSlowSubscribers: CoreMetrics.Counter
+    let requestDurations: [CoreMetrics.Timer]
+    private let requestCounters = Mutex<[Int: CoreMetrics.Counter]>([:])
+    private let engine = Mutex<EngineObservation?>(nil)
+
+    private struct EngineObservation {
+        let stats: @Sendable () -> HTTPServerStats
+        var droppedSeen = 0
+    }
+
+    static let commitBuckets: [Duration] = [
+        .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
+        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+        .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5),
+    ]
+    static let requestBuckets: [Duration] = [
+        .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5), .milliseconds(5),
+        .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+        .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+    ]
+    static let fanOutBuckets: [Duration] = [
+        .microseconds(1), .microseconds(5), .microseconds(10), .microseconds(25), .microseconds(50),
+        .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(5),
+        .milliseconds(25), .milliseconds(100),
+    ]
+
+    /// What a change-set POST can be answered with (rejection counters are created for these).
+    static let changeSetProblemKinds: [ProblemKind] = [
+        .badRequest, .invalidJSON, .notFound, .unsupportedMediaType, .invalidChangeSet, .preconditionFailed,
+        .idempotencyKeyReused, .idempotencyKeyInFlight, .storeUnavailable, .internal,
+    ]
+
+    public init() {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = Self.requestBuckets
+        factory.durationHistogramBuckets = [
+            "jetstream_commit_duration_seconds": Self.commitBuckets,
+            "jetstream_fanout_lag_seconds": Self.fanOutBuckets,
+        ]
+        self.registry = registry
+        self.factory = factory
+        commitDuration = CoreMetrics.Timer(label: "jetstream_commit_duration_seconds", factory: factory)
+        fanOutLag = CoreMetrics.Timer(label: "jetstream_fanout_lag_seconds", factory: factory)
+        changeSetsAccepted = CoreMetrics.Counter(
+            label: "jetstream_changesets_total", dimensions: [("result", "accepted"), ("type", "")],
+            factory: factory)
+        var rejected: [ProblemKind: CoreMetrics.Counter] = [:]
+        for kind in Self.changeSetProblemKinds {
+            rejected[kind] = CoreMetrics.Counter(
+                label: "jetstream_changesets_total", dimensions: [("result", "rejected"), ("type", kind.rawValue)],
+                factory: factory)
+        }
+        changeSetsRejected = rejected
+        idempotentReplays = CoreMetrics.Counter(label: "jetstream_idempotent_replays_total", factory: factory)
+        openStreams = CoreMetrics.Gauge(label: "jetstream_sse_streams_open", factory: factory)
+        openConnections = CoreMetrics.Gauge(label: "jetstream_http_connections_open", factory: factory)
+        droppedSlowSubscribers = CoreMetrics.Counter(
+            label: "jetstream_sse_slow_subscribers_dropped_total", factory: factory)
+        requestDurations = GatewayRoute.allCases.map { route in
+            CoreMetrics.Timer(
+                label: "jetstream_http_request_duration_seconds", dimensions: [("route", route.label)],
+                factory: factory)
+        }
+    }
+
+    /// Reads open streams, connections and dropped slow subscribers from `server` at each scrape.
+    public func observe(_ server: HTTPServer) {
+        engine.withLock { $0 = EngineObservation(stats: { server.stats }) }
+    }
+
+    /// Counts one answered request (wire it to ``HTTPServerConfiguration/accessLog``).
+    public func recordRequest(_ entry: AccessLogEntry) {
+        recordRequest(target: entry.target, status: entry.status, duration: entry.duration)
+    }
+
+    func recordRequest(target: String, status: Int, duration: Duration) {
+        let route = GatewayRoute(target: target)
+        requestDurations[route.rawValue].recordNanoseconds(duration.nanosecondsClamped)
+        let key = route.rawValue << 16 | (status & 0xFFFF)
+        let counter = requestCounters.withLock { counters in
+            if let existing = counters[key] { return existing }
+            let created = CoreMetrics.Counter(
+                label: "jetstream_http_requests_total",
+                dimensions: [("route", route.label), ("status", String(status))], factory: factory)
+            counters[key] = created
+            return created
+        }
+        counter.increment()
+    }
+
+    func count(_ outcome: SubmitOutcome) {
+        switch outcome {
+        case .accepted: changeSetsAccepted.increment()
+        case .failed(let problem): countRejected(problem.kind)
+        case .replayed: break
+        }
+    }
+
+    func recordCommit(since start: ContinuousClock.Instant) {
+        commitDuration.recordNanoseconds((ContinuousClock.now - start).nanosecondsClamped)
+    }
+
+    func recordFanOut(since start: ContinuousClock.Instant) {
+        fanOutLag.recordNanoseconds((ContinuousClock.now - start).nanosecondsClamped)
+    }
+
+    func countReplay() {
+        idempotentReplays.increment()
+    }
+
+    func countRejected(_ kind: ProblemKind) {
+        changeSetsRejected[kind]?.increment()
+    }
+
+    /// Every metric in the Prometheus text exposition format.
+    public func exposition() -> [UInt8] {
+        let sample = engine.withLock { observation -> (HTTPServerStats, Int)? in
+            guard let stats = observation?.stats() else { return nil }
+            let delta = max(0, stats.droppedSlowSubscribers - observation!.droppedSeen)
+            observation!.droppedSeen = stats.droppedSlowSubscribers
+            return (stats, delta)
+        }
+        if let (stats, droppedSinceLastScrape) = sample {
+            openStreams.record(stats.openStreams)
+            openConnections.record(stats.openConnections)
+            if droppedSinceLastScrape > 0 { droppedSlowSubscribers.increment(by: droppedSinceLastScrape) }
+        }
+        var buffer: [UInt8] = []
+        registry.emit(into: &buffer)
+        return buffer
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, saturating at `Int64.max`.
+    var nanosecondsClamped: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? 0 : .max }
+        return max(0, scaled + attoseconds / 1_000_000_000)
+    }
+}

@@ -1,0 +1,141 @@
+internal import CNGHTTP2
+import HTTPTypes
+
+/// Request assembly, called from the nghttp2 callbacks in `HTTP2Callbacks`.
+extension HTTP2ServerSession {
+    func beginRequest(stream: Int32) {
+        streams[stream] = HTTP2StreamState(id: HTTP2StreamID(stream))
+    }
+
+    func receiveHeader(stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        guard let state = streams[stream], !state.requestDelivered, !state.headersComplete else { return }
+        state.headerListSize += name.count + value.count + 32
+        if state.headerListSize > Int(configuration.maxHeaderListSize) {
+            if state.rejection == nil { state.rejection = .headersTooLarge }
+            state.fields = HTTPFields()
+            return
+        }
+        guard state.rejection == nil else { return }
+        let nameText = String(decoding: name, as: UTF8.self)
+        if nameText.hasPrefix(":") {
+            let valueText = String(decoding: value, as: UTF8.self)
+            switch nameText {
+            case ":method": state.method = valueText
+            case ":scheme": state.scheme = valueText
+            case ":authority": state.authority = valueText
+            case ":path": state.path = valueText
+            default: state.rejection = .malformed("unsupported pseudo-header \(nameText)")
+            }
+            return
+        }
+        guard let fieldName = HTTPField.Name(nameText) else {
+            state.rejection = .malformed("invalid field name \(nameText)")
+            return
+        }
+        state.fields.append(HTTPField(name: fieldName, lenientValue: value))
+    }
+
+    func receiveHeadersFrame(stream: Int32, isRequestHead: Bool, endsStream: Bool) {
+        guard let state = streams[stream] else { return }
+        if isRequestHead {
+            state.headersComplete = true
+            if state.rejection == nil, let length = state.fields[.contentLength].flatMap(Int.init),
+                length > configuration.maxRequestBodySize
+            {
+                state.rejection = .bodyTooLarge
+            }
+            if state.rejection != nil {
+                queueRejection(state)
+                return
+            }
+        }
+        if endsStream { completeRequest(state) }
+    }
+
+    func receiveBody(stream: Int32, bytes: UnsafeBufferPointer<UInt8>) {
+        guard let state = streams[stream], state.rejection == nil, !state.requestDelivered else { return }
+        if state.body.count + bytes.count > configuration.maxRequestBodySize {
+            state.rejection = .bodyTooLarge
+        } else if bufferedRequestBytes + bytes.count > configuration.maxBufferedRequestBytes {
+            state.rejection = .overBudget
+        }
+        if state.rejection != nil {
+            queueRejection(state)
+            return
+        }
+        state.body.append(contentsOf: bytes)
+        bufferedRequestBytes += bytes.count
+    }
+
+    func receiveEndOfBody(stream: Int32) {
+        guard let state = streams[stream] else { return }
+        completeRequest(state)
+    }
+
+    func closeStream(_ stream: Int32, errorCode: UInt32) {
+        guard let state = streams.removeValue(forKey: stream) else { return }
+        if !state.requestDelivered { bufferedRequestBytes -= state.body.count }
+        if state.requestDelivered {
+            events.append(.streamClosed(state.id, errorCode: HTTP2ErrorCode(rawValue: errorCode)))
+        }
+    }
+
+    /// After the server's END_STREAM on a stream the client is still sending on, RST_STREAM
+    /// (NO_ERROR) tells it to stop (RFC 9113 §8.1), e.g. after a 413 for an oversized upload.
+    func sentEndOfStream(stream: Int32) {
+        guard nghttp2_session_get_stream_remote_close(session, stream) == 0 else { return }
+        _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, NGHTTP2_NO_ERROR.rawValue)
+    }
+
+    private func completeRequest(_ state: HTTP2StreamState) {
+        guard state.rejection == nil, !state.requestDelivered else { return }
+        guard let methodText = state.method, let method = HTTPRequest.Method(methodText) else {
+            state.rejection = .malformed("missing or invalid :method")
+            queueRejection(state)
+            return
+        }
+        let request = HTTPRequest(
+            method: method, scheme: state.scheme, authority: state.authority, path: state.path,
+            headerFields: state.fields)
+        state.requestDelivered = true
+        state.fields = HTTPFields()
+        bufferedRequestBytes -= state.body.count
+        let body = state.body
+        state.body = []
+        events.append(.request(state.id, request, body: body))
+    }
+
+    private func queueRejection(_ state: HTTP2StreamState) {
+        guard !state.rejectionQueued else { return }
+        state.rejectionQueued = true
+        bufferedRequestBytes -= state.body.count
+        state.body = []
+        rejectedStreams.append(state)
+    }
+
+    /// Answers the streams rejected during the last `receive`, outside nghttp2's callbacks.
+    func answerRejectedStreams() {
+        guard !rejectedStreams.isEmpty else { return }
+        for state in rejectedStreams where streams[state.id.rawValue] === state {
+            let status: HTTPResponse.Status
+            let message: String
+            switch state.rejection {
+            case .headersTooLarge:
+                status = .requestHeaderFieldsTooLarge
+                message = "request header fields exceed \(configuration.maxHeaderListSize) bytes"
+            case .bodyTooLarge:
+                status = .contentTooLarge
+                message = "request body exceeds \(configuration.maxRequestBodySize) bytes"
+            case .malformed(let reason):
+                status = .badRequest
+                message = "malformed request: \(reason)"
+            case .overBudget, nil:
+                reset(state.id, errorCode: .refusedStream)
+                continue
+            }
+            let response = HTTPResponse(status: status, headerFields: [.contentType: "text/plain; charset=utf-8"])
+            respond(to: state.id, with: response, body: Array((message + "\n").utf8))
+        }
+        rejectedStreams.removeAll()
+    }
+}

@@ -1,2 +1,0 @@
-// Placeholder so the module builds; replaced by the module's real types.
-enum HTTPCompressionModule {}

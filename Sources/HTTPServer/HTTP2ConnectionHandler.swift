@@ -1,0 +1,225 @@
+import HTTP2
+import HTTPTypes
+import Logging
+import SocketLoop
+
+/// Serves HTTP/2 (h2c) on one connection: feeds the socket's bytes to an ``HTTP2ServerSession``,
+/// routes each complete request through ``ServerCore/handle(_:channel:requestID:loop:)`` and
+/// implements ``HTTPResponseChannel`` per stream, so handlers, responders and event streams work
+/// as on HTTP/1. Confined to the connection's loop thread.
+///
+/// Output goes from nghttp2 to the connection in slices; when the kernel pushes back, copying
+/// stops until ``connectionDidDrain(_:)``, so a slow client holds at most one slice plus its
+/// streams' capped queues (``HTTP2Configuration/maxPendingBytesPerStream``).
+final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unchecked Sendable {
+    /// A request handed to the router and not answered yet, or an open event stream.
+    struct ActiveRequest {
+        let stream: HTTP2StreamID
+        let request: HTTPServerRequest
+    }
+
+    let connection: Connection
+    let core: ServerCore
+    let date: DateCache
+    let session: HTTP2ServerSession?
+    var state: HTTP2ConnectionState
+    /// An `Upgrade: h2c` request to answer as stream 1 once the handler takes over.
+    private var upgrade: (request: HTTPServerRequest, settings: String)?
+
+    var active: [UInt64: ActiveRequest] = [:]
+    var requestIDs: [HTTP2StreamID: UInt64] = [:]
+    var sinks: [HTTP2StreamID: HTTP2EventStreamSink] = [:]
+    private var nextRequestID: UInt64 = 0
+    /// The HTTP version an upgraded request (stream 1) arrived with.
+    private var upgradedVersion: String?
+    private var isFlushing = false
+    private var needsFlush = false
+
+    /// nghttp2 output copied to the connection per step, and the queue size that makes the
+    /// handler hand it to the kernel before copying more.
+    static let outputSlice = 64 * 1024
+    static let outputHighWater = 256 * 1024
+
+    init(connection: Connection, core: ServerCore, upgrade: (request: HTTPServerRequest, settings: String)? = nil) {
+        self.connection = connection
+        self.core = core
+        self.upgrade = upgrade
+        date = core.dateCache(for: connection.loop)
+        session = try? HTTP2ServerSession(configuration: Self.sessionConfiguration(core.configuration))
+        state = HTTP2ConnectionState(
+            idleTimeout: core.timeouts.idle, heartbeatInterval: core.timeouts.heartbeat, now: connection.loop.now)
+    }
+
+    static func sessionConfiguration(_ configuration: HTTPServerConfiguration) -> HTTP2Configuration {
+        var settings = HTTP2Configuration()
+        settings.maxRequestBodySize = configuration.maxBodyBytes
+        settings.maxHeaderListSize = UInt32(clamping: configuration.maxHeaderBytes)
+        settings.maxPendingBytesPerStream = min(configuration.maxPendingBytes, 256 * 1024)
+        return settings
+    }
+
+    // MARK: ConnectionHandler
+
+    func connectionDidOpen(_ connection: Connection) {
+        guard let session else {
+            core.logger.error("HTTP/2 session could not be created; closing the connection")
+            connection.close()
+            return
+        }
+        if let upgrade {
+            self.upgrade = nil
+            connection.write(Self.switchingProtocols)
+            var request = upgrade.request
+            upgradedVersion = request.version
+            if request.head.scheme == nil { request.head.scheme = "http" }
+            do {
+                try session.upgrade(settingsHeader: upgrade.settings, request: request.head, body: request.body)
+            } catch {
+                core.logger.debug("h2c upgrade failed: \(error)")
+                connection.close()
+                return
+            }
+        }
+        processEvents()
+        flush()
+    }
+
+    func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
+        guard let session else { return }
+        do {
+            try session.receive(bytes)
+        } catch {
+            core.logger.debug("HTTP/2 connection error: \(error)")
+            processEvents()
+            flush()
+            connection.closeAfterFlush()
+            return
+        }
+        processEvents()
+        flush()
+    }
+
+    func connectionDidReadEOF(_ connection: Connection) {
+        connection.closeAfterFlush()
+    }
+
+    func connectionDidDrain(_ connection: Connection) {
+        flush()
+    }
+
+    func connection(_ connection: Connection, deadlinePassed now: LoopInstant) {
+        switch state.deadlinePassed(now: now) {
+        case .none:
+            break
+        case .goAway:
+            session?.beginGracefulShutdown()
+            flush()
+        case .heartbeat:
+            for sink in sinks.values { sink.write(EncodedEvent.heartbeat) }
+        }
+        connection.deadline = state.deadline
+    }
+
+    func connectionExceededPendingLimit(_ connection: Connection) {
+        // Bounded by design: output is copied from nghttp2 only while the kernel keeps up, and
+        // each stream's queue is capped (a slow event stream is reset, see HTTP2EventStreamSink).
+    }
+
+    func connectionShouldQuiesce(_ connection: Connection) {
+        guard let session else { return connection.close() }
+        session.beginGracefulShutdown()
+        for sink in Array(sinks.values) { sink.end() }
+        flush()
+    }
+
+    func connectionDidClose(_ connection: Connection) {
+        let open = Array(sinks.values)
+        sinks = [:]
+        active = [:]
+        requestIDs = [:]
+        for sink in open { sink.finish() }
+    }
+
+    // MARK: Session plumbing
+
+    /// Acts on what the session reported: routes requests, releases closed streams.
+    func processEvents() {
+        guard let session else { return }
+        let events = session.takeEvents()
+        guard !events.isEmpty else { return updateDeadline() }
+        // A request whose stream the client already reset in the same read (rapid reset) is not
+        // worth starting: skipping it keeps an attacker from making the server work per reset.
+        var resetInThisBatch: Set<HTTP2StreamID> = []
+        for case .streamClosed(let stream, let code) in events where code != .noError {
+            resetInThisBatch.insert(stream)
+        }
+        for event in events {
+            switch event {
+            case .request(let stream, _, _) where resetInThisBatch.contains(stream):
+                break
+            case .request(let stream, let head, let body):
+                dispatch(stream: stream, head: head, body: body)
+            case .streamClosed(let stream, _):
+                if let requestID = requestIDs.removeValue(forKey: stream) { active[requestID] = nil }
+                sinks.removeValue(forKey: stream)?.finish()
+            case .goAway:
+                break
+            }
+        }
+        updateDeadline()
+    }
+
+    private func dispatch(stream: HTTP2StreamID, head: HTTPRequest, body: [UInt8]) {
+        nextRequestID &+= 1
+        let requestID = nextRequestID
+        var version = "HTTP/2"
+        if stream == HTTP2StreamID(1), let upgradedVersion {
+            version = upgradedVersion
+            self.upgradedVersion = nil
+        }
+        let request = HTTPServerRequest(head: head, body: body, version: version)
+        active[requestID] = ActiveRequest(stream: stream, request: request)
+        requestIDs[stream] = requestID
+        core.handle(request, channel: self, requestID: requestID, connection: connection)
+    }
+
+    /// Copies nghttp2's output to the connection until it has nothing more or the kernel pushes
+    /// back; closes the connection once the session is finished (GOAWAY done, or fatal error).
+    func flush() {
+        guard let session, !connection.isClosed else { return }
+        if isFlushing {
+            needsFlush = true
+            return
+        }
+        isFlushing = true
+        defer { isFlushing = false }
+        repeat {
+            needsFlush = false
+            while !connection.isWriteBlocked {
+                var buffer: [UInt8] = []
+                let count: Int
+                do {
+                    count = try session.drainOutput(into: &buffer, limit: Self.outputSlice)
+                } catch {
+                    // Only out-of-memory or a broken data source gets here: the session is unusable.
+                    core.logger.error("HTTP/2 output failed: \(error)")
+                    connection.close()
+                    return
+                }
+                guard count > 0 else { break }
+                connection.write(buffer)
+                if connection.pendingBytes > Self.outputHighWater { connection.flushNow() }
+            }
+            processEvents()
+        } while needsFlush
+        if session.isFinished { connection.closeAfterFlush() }
+    }
+
+    func updateDeadline() {
+        state.update(activeStreams: requestIDs.count, eventStreams: sinks.count, now: connection.loop.now)
+        connection.deadline = state.deadline
+    }
+
+    private static let switchingProtocols = Array(
+        "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n".utf8)
+}

@@ -1,0 +1,68 @@
+import HTTPCompression
+import HTTPTypes
+
+/// gzip/deflate for responses, applied in ``ResponseFinalizer`` for every protocol: a body is
+/// compressed when the request's `Accept-Encoding` allows it and ``CompressionPolicy`` finds it
+/// worth it (textual type, at least 1 KiB, not already encoded). Event streams are compressed
+/// per event by an ``EventStreamCompressor`` on their sink.
+///
+/// ```swift
+/// var response = HTTPServerResponse.json(bigJSON)
+/// ResponseCompression.apply(to: &response, for: request)  // Content-Encoding: gzip, Vary: Accept-Encoding
+/// ```
+enum ResponseCompression {
+    static let policy = CompressionPolicy()
+
+    static func acceptEncoding(of request: HTTPServerRequest) -> String? {
+        let values = request.headerFields[values: .acceptEncoding]
+        return values.isEmpty ? nil : values.joined(separator: ", ")
+    }
+
+    /// Compresses `response.body` in place when worthwhile and accepted; adds `Vary` whenever the
+    /// body is of a kind that could be compressed, so caches keep the variants apart.
+    static func apply(to response: inout HTTPServerResponse, for request: HTTPServerRequest) {
+        let status = response.head.status.code
+        guard !response.body.isEmpty, (200...599).contains(status), status != 204, status != 304,
+            response.head.headerFields[.contentRange] == nil
+        else { return }
+        let contentType = response.head.headerFields[.contentType]
+        let existingEncoding = response.head.headerFields[.contentEncoding]
+        let eligible = policy.coding(
+            acceptEncoding: "gzip, deflate", contentType: contentType, contentEncoding: existingEncoding,
+            bodySize: response.body.count)
+        guard eligible != nil else { return }
+        addVary(to: &response.head)
+        guard
+            let coding = policy.coding(
+                acceptEncoding: acceptEncoding(of: request), contentType: contentType,
+                contentEncoding: existingEncoding, bodySize: response.body.count),
+            let compressed = try? OneShot.compress(response.body, coding: coding),
+            compressed.count < response.body.count
+        else { return }
+        response.body = compressed
+        response.head.headerFields[.contentEncoding] = coding.headerValue
+        response.head.headerFields[.contentLength] = nil
+    }
+
+    /// For an event stream head: when the client accepts gzip or deflate, sets `Content-Encoding`
+    /// and `Vary` and returns the compressor the stream's sink must use.
+    static func negotiateEventStream(
+        _ head: inout HTTPResponse, for request: HTTPServerRequest
+    ) -> EventStreamCompressor? {
+        guard
+            let coding = policy.coding(
+                acceptEncoding: acceptEncoding(of: request), contentType: head.headerFields[.contentType],
+                contentEncoding: head.headerFields[.contentEncoding], bodySize: nil),
+            let compressor = EventStreamCompressor(coding: coding)
+        else { return nil }
+        head.headerFields[.contentEncoding] = coding.headerValue
+        addVary(to: &head)
+        return compressor
+    }
+
+    private static func addVary(to head: inout HTTPResponse) {
+        let existing = head.headerFields[values: .vary]
+        guard !existing.contains(where: { $0.lowercased().contains("accept-encoding") || $0 == "*" }) else { return }
+        head.headerFields.append(HTTPField(name: .vary, value: "Accept-Encoding"))
+    }
+}

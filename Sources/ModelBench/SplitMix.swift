@@ -1,0 +1,27 @@
+import Foundation
+import JetstreamModel
+
+/// SplitMix64: deterministic inputs, so runs are comparable.
+struct SplitMix {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func uuid() -> UUID {
+        let high = next()
+        let low = next()
+        return withUnsafeBytes(of: (high, low)) { raw in
+            UUID(uuid: raw.load(as: uuid_t.self))
+        }
+    }
+
+    mutating func coordinate() -> JSONValue { .number(JSONNumber(Double(next() % 40_000) / 4)) }
+}

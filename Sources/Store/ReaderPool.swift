@@ -1,0 +1,62 @@
+import Synchronization
+
+/// A few read connections, each behind its own `Mutex`. A read takes the first free one and waits for
+/// one (round robin) only when all are busy; WAL lets all of them read while the commit thread writes.
+final class ReaderPool: Sendable {
+    /// One connection and its lock (a `Mutex` cannot live in an array by itself).
+    private final class Slot: Sendable {
+        let connection: Mutex<SQLiteConnection?>
+
+        init(_ connection: sending SQLiteConnection) { self.connection = Mutex(connection) }
+    }
+
+    private let slots: [Slot]
+    private let nextSlot = Atomic<Int>(0)
+
+    init(path: String, count: Int) throws(StoreError) {
+        var slots: [Slot] = []
+        for _ in 0..<max(1, count) {
+            let connection = try SQLiteConnection(path: path)
+            try connection.execute(SQLiteSchema.readerPragmas)
+            slots.append(Slot(connection))
+        }
+        self.slots = slots
+    }
+
+    /// Runs `body` in a read transaction on a free connection.
+    func read<Value: Sendable>(_ body: (SQLiteConnection) throws(StoreError) -> Value) throws(StoreError) -> Value {
+        for slot in slots {
+            let value = try slot.connection.withLockIfAvailable { connection throws(StoreError) -> Value in
+                guard let connection else { throw .closed }
+                try connection.statement("BEGIN").run()
+                do throws(StoreError) {
+                    let value = try body(connection)
+                    try connection.statement("COMMIT").run()
+                    return value
+                } catch {
+                    try? connection.statement("ROLLBACK").run()
+                    throw error
+                }
+            }
+            if let value { return value }
+        }
+        let index = nextSlot.wrappingAdd(1, ordering: .relaxed).oldValue % slots.count
+        return try slots[index].connection.withLock { connection throws(StoreError) -> Value in
+            guard let connection else { throw .closed }
+            try connection.statement("BEGIN").run()
+            do throws(StoreError) {
+                let value = try body(connection)
+                try connection.statement("COMMIT").run()
+                return value
+            } catch {
+                try? connection.statement("ROLLBACK").run()
+                throw error
+            }
+        }
+    }
+
+    /// Closes every connection; later reads fail with ``StoreError/closed``.
+    func close() {
+        for slot in slots { slot.connection.withLock { $0 = nil } }
+    }
+}

@@ -1,0 +1,148 @@
+"""Helpers shared by the gateway suites: names, fragments and problem+json assertions."""
+from __future__ import annotations
+
+import json
+import re
+import uuid as uuidlib
+
+import httpx
+
+ETAG = re.compile(r'^"([0-9]+)"$')
+LOWER_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+SHAPE_DEFAULTS = {"width": 100, "height": 100, "color": None, "label": "", "kind": "rect"}
+
+
+def new_uuid() -> str:
+    return str(uuidlib.uuid4())
+
+
+def scope_name(prefix: str = "canvas") -> str:
+    """A scope name no other test uses (the demo schema's rule is `canvas-*`)."""
+    return f"{prefix}-{uuidlib.uuid4().hex[:12]}"
+
+
+def etag_version(response: httpx.Response) -> int:
+    etag = response.headers.get("etag")
+    assert etag is not None, f"no ETag on {response.request.method} {response.request.url}"
+    match = ETAG.match(etag)
+    assert match, f"ETag {etag!r} is not a quoted version"
+    return int(match.group(1))
+
+
+def assert_problem(response: httpx.Response, status: int, kind: str | None = None) -> dict:
+    """An RFC 9457 problem with the given status and `type` `/problems/<kind>`."""
+    assert response.status_code == status, (
+        f"{response.request.method} {response.request.url}: expected {status}, got "
+        f"{response.status_code}: {response.text[:500]}")
+    content_type = response.headers.get("content-type", "")
+    assert content_type.split(";")[0].strip() == "application/problem+json", (
+        f"problem with Content-Type {content_type!r}: {response.text[:300]}")
+    body = response.json()
+    assert isinstance(body, dict), body
+    if kind is not None:
+        assert body.get("type") == f"/problems/{kind}", f"expected /problems/{kind}: {body}"
+    assert isinstance(body.get("type"), str) and body["type"], body
+    assert isinstance(body.get("title"), str) and body["title"], body
+    assert body.get("status") == status, body
+    return body
+
+
+def assert_rejected(response: httpx.Response, expected: list[str | None]) -> list[dict]:
+    """A 422 invalid-change-set whose fragmentReplies carry exactly the expected error kinds,
+    aligned with the fragments (`None` for a fragment that was fine)."""
+    body = assert_problem(response, 422, "invalid-change-set")
+    replies = body.get("fragmentReplies")
+    assert isinstance(replies, list) and len(replies) == len(expected), body
+    for index, (reply, kind) in enumerate(zip(replies, expected)):
+        if kind is None:
+            assert reply == {}, f"fragment {index} should be fine: {body}"
+        else:
+            error = reply.get("error")
+            assert isinstance(error, dict), f"fragment {index} should fail with {kind}: {body}"
+            assert error.get("type") == kind, f"fragment {index}: expected {kind}: {body}"
+            assert isinstance(error.get("message"), str) and error["message"], body
+    return replies
+
+
+def add(uuid: str, cls: str, **properties) -> dict:
+    return {"type": "add", "uuid": uuid, "clsName": cls, "properties": properties}
+
+
+def change(uuid: str, cls: str, **properties) -> dict:
+    return {"type": "change", "uuid": uuid, "clsName": cls, "properties": properties}
+
+
+def objects_of(state: dict) -> dict[str, dict]:
+    """uuid → {clsName, properties} from a state's fragments."""
+    return {f["uuid"]: {"clsName": f["clsName"], "properties": f.get("properties", {})}
+            for f in state["fragments"]}
+
+
+class Api:
+    """A thin httpx wrapper naming the gateway's endpoints."""
+
+    def __init__(self, base_url: str):
+        self.http = httpx.Client(base_url=base_url, timeout=60.0)
+
+    def close(self) -> None:
+        self.http.close()
+
+    def create(self, name: str, root: dict | None = None, **kwargs) -> httpx.Response:
+        return self.http.put(f"/v1/scopes/{name}", json={"root": root or {"clsName": "Canvas"}},
+                             **kwargs)
+
+    def create_canvas(self, name: str | None = None, **properties) -> tuple[str, dict]:
+        """Creates a Canvas scope and returns (name, state)."""
+        name = name or scope_name()
+        root: dict = {"clsName": "Canvas"}
+        if properties:
+            root["properties"] = properties
+        response = self.create(name, root)
+        assert response.status_code == 201, response.text
+        return name, response.json()
+
+    def state(self, name: str) -> dict:
+        response = self.http.get(f"/v1/scopes/{name}")
+        assert response.status_code == 200, response.text
+        assert etag_version(response) == response.json()["version"]
+        return response.json()
+
+    def post(self, name: str, fragments, headers: dict | None = None) -> httpx.Response:
+        return self.http.post(f"/v1/scopes/{name}/changesets", json={"fragments": fragments},
+                              headers=headers)
+
+    def post_raw(self, name: str, body: bytes, content_type: str | None = "application/json",
+                 headers: dict | None = None) -> httpx.Response:
+        all_headers = dict(headers or {})
+        if content_type is not None:
+            all_headers["Content-Type"] = content_type
+        return self.http.post(f"/v1/scopes/{name}/changesets", content=body, headers=all_headers)
+
+    def apply(self, name: str, fragments, headers: dict | None = None) -> dict:
+        response = self.post(name, fragments, headers)
+        assert response.status_code == 200, (
+            f"change set rejected: {response.status_code} {response.text[:800]}")
+        body = response.json()
+        assert etag_version(response) == body["version"]
+        return body
+
+    def history(self, name: str, since: int, limit: int | None = None) -> httpx.Response:
+        params = {"since": since}
+        if limit is not None:
+            params["limit"] = limit
+        return self.http.get(f"/v1/scopes/{name}/changesets", params=params)
+
+    def add_shapes(self, name: str, count: int = 1, **properties) -> tuple[list[str], dict]:
+        """Appends `count` new shapes to the canvas of scope `name`; returns (uuids, answer)."""
+        state = self.state(name)
+        root = state["rootUUID"]
+        shapes = list(objects_of(state)[root]["properties"]["shapes"])
+        uuids = [new_uuid() for _ in range(count)]
+        props = {"x": 1, "y": 2, **properties}
+        fragments = [add(u, "Shape", **props) for u in uuids]
+        fragments.append(change(root, "Canvas", shapes=shapes + uuids))
+        return uuids, self.apply(name, fragments)
+
+
+def dumps(value) -> bytes:
+    return json.dumps(value).encode()
