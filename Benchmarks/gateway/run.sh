@@ -204,7 +204,9 @@ if wants fanout; then
       for client in $fanout_clients; do
         processes=${fanout_processes:-$(( subscribers > 2000 ? 2 : 1 ))}
         # A fresh server each time, so that its RSS growth is these streams' only.
-        start_server "$work/data-fanout-$subscribers-$client" --max-pending-bytes 4194304
+        # 8 source addresses carry the streams: lift the per-address and total stream limits.
+        start_server "$work/data-fanout-$subscribers-$client" --max-pending-bytes 4194304 \
+            --max-streams-per-client 100000 --max-streams 100000
         "$python" $here/bench_helper.py scopes --port "$port" --prefix canvas-fanout --count 1 --out "$work/fanout.txt"
         echo "== SSE fan-out: $subscribers subscribers in $processes $client processes, $fanout_events change sets at $rate/s" >&2
         command=(sse_fanout.py --port "$port" --scope canvas-fanout0 --subscribers "$subscribers"
