@@ -869,11 +869,13 @@ def machine(load_before: str) -> dict:
 
 
 def machine_text(m: dict, started: str, finished: str, load_after: str) -> str:
+    busy = float(m["loadBefore"].split()[0]) > 0.5 * (m["cores"] or 1)
+    note = " — **a loaded machine: the figures are indicative only**" if busy else ""
     return (f"- machine: {m['nproc']} cores ({m['cpu']}), {m['memoryGiB']} GiB, Linux {m['kernel']}; "
             f"load generator and servers on the same cores\n"
             f"- {m['swift']}\n"
             f"- commit {m['commit']}\n"
-            f"- run {started} → {finished}; load average before {m['loadBefore']}, after {load_after}")
+            f"- run {started} → {finished}; load average before {m['loadBefore']}, after {load_after}{note}")
 
 
 def update_docs(text: str) -> None:
@@ -883,7 +885,7 @@ def update_docs(text: str) -> None:
     head, rest = doc.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     DOCS.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
-    log(f"== updated {DOCS.relative_to(ROOT)}")
+    log(f"== updated {DOCS}")
 
 
 # ---------------------------------------------------------------- main
@@ -950,7 +952,7 @@ def main(argv: list[str]) -> int:
     def on_signal(signum, _frame):
         raise KeyboardInterrupt(f"signal {signum}")
 
-    signal.signal(signal.SIGTERM, on_signal)
+    previous = signal.signal(signal.SIGTERM, on_signal)
     try:
         suite.resolve_binaries()
         suite.run()
@@ -959,6 +961,7 @@ def main(argv: list[str]) -> int:
         log("== interrupted: stopping the servers")
     finally:
         suite.cleanup()
+        signal.signal(signal.SIGTERM, previous)
     finished = datetime.datetime.now(datetime.timezone.utc)
     load_after = " ".join(open("/proc/loadavg").read().split()[:3])
     info = machine(" ".join(load_before))

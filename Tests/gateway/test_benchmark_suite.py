@@ -1,0 +1,126 @@
+"""Benchmarks/suite/suite.py (the side-by-side suite of issue 7): its report (ratios, goals met or
+missed, FAILED rows), the docs section it rewrites, the nginx target serving the gateway's exact
+state bytes, and a failing bench turning into a FAILED row and exit status 1. The benches are
+stubbed here; the figures themselves are never asserted."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import pathlib
+import shutil
+import sys
+import urllib.request
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("suite", ROOT / "Benchmarks" / "suite" / "suite.py")
+suite = importlib.util.module_from_spec(spec)
+sys.modules["suite"] = suite
+spec.loader.exec_module(suite)
+
+
+def row(workload, target, status="ok", **fields):
+    return {"workload": workload, "target": target, "status": status, "exit": 0,
+            "server": {"cpuSeconds": 1.5, "peakRssKiB": 20480}, **fields}
+
+
+def read(rps, p99=1.0):
+    return {"requestsPerSecond": rps, "succeeded": 10, "statuses": {"200": 10}, "errors": 0,
+            "latencyMs": {"p50": 0.5, "p99": p99}}
+
+
+def test_goals_give_met_or_missed_with_the_margin_relative_to_the_goal():
+    rows = [row("get", "gateway", bench=read(30000)), row("get", "hummingbird", bench=read(15000)),
+            row("get", "nginx", bench=read(60000)),
+            row("post", "gateway", bench=read(25000, p99=7.0)),
+            row("idle", "gateway", bytesPerStream=2048, bench={}),
+            row("fanout-1k", "gateway", status="FAILED", failure="missing 3")]
+    goals = {g["goal"]: g for g in suite.goals(rows)}
+    hb = goals["GET ≥ 1.5× hummingbird (req/s)"]
+    assert (hb["measured"], hb["result"]) == (2.0, "met") and hb["margin"] == pytest.approx(1 / 3)
+    nginx = goals["GET ≥ 0.7× nginx (req/s)"]
+    assert nginx["result"] == "missed" and nginx["margin"] == pytest.approx(-2 / 7)
+    assert goals["POST ≥ 20 000 change sets/s"]["result"] == "met"
+    p99 = goals["POST p99 ≤ 5 ms"]
+    assert p99["result"] == "missed" and p99["margin"] == pytest.approx(-0.4)
+    assert goals["idle ≤ 4 KiB per stream"]["margin"] == pytest.approx(0.5)
+    assert goals["fan-out 1k p99 ≤ 20 ms"]["result"] == "not measured"  # its row failed
+    assert goals["fan-out 5k ≥ 3× hummingbird (deliveries/s)"]["result"] == "not measured"
+    text = suite.goals_table(suite.goals(rows))
+    assert "| GET ≥ 0.7× nginx (req/s) | 0.50× | missed | -29 % |" in text
+
+
+def test_the_table_has_a_ratio_per_target_and_shows_failed_rows():
+    args = suite.parse_args(["--only", "get,post", "--duration", "3"])
+    rows = [row("get", "gateway", bench=read(30000), stateBytes=2534),
+            row("get", "hummingbird", bench=read(20000), stateBytes=2534),
+            row("get", "nginx", status="FAILED", failure="bench exit 1 | broken"),
+            row("post", "gateway", bench=read(21000))]
+    lines = suite.table(rows, args).splitlines()
+    assert lines[0] == "| workload | gateway | hummingbird | gateway ÷ hummingbird | nginx | gateway ÷ nginx |"
+    get = lines[2].removesuffix(" |").split(" | ")
+    assert get[0] == "| GET state, 64 connections, 3 s"
+    assert get[1].startswith("30 000 req/s, p50 0.50 / p99 1.00 ms, CPU 1.5 s, peak RSS 20 MiB (2534 B")
+    assert get[3] == "1.50×"
+    assert get[4].startswith("**FAILED**: bench exit 1 \\| broken") and get[5] == "–"
+    post = lines[3].removesuffix(" |").split(" | ")
+    assert post[2] == "–" and post[3] == "–"  # hummingbird not run for post in these rows
+
+
+def test_update_docs_replaces_only_the_marked_section(tmp_path, monkeypatch):
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text(f"# B\n\nbefore\n{suite.BEGIN}\nold table\n{suite.END}\n\n## Next\nafter\n")
+    monkeypatch.setattr(suite, "DOCS", doc)
+    suite.update_docs("| new | table |")
+    assert doc.read_text() == f"# B\n\nbefore\n{suite.BEGIN}\n| new | table |\n{suite.END}\n\n## Next\nafter\n"
+    doc.write_text("no markers\n")
+    with pytest.raises(SystemExit):
+        suite.update_docs("x")
+
+
+@pytest.mark.skipif(not (shutil.which("nginx") or os.path.exists("/usr/sbin/nginx")),
+                    reason="nginx is installed by scripts/install-deps")
+def test_the_nginx_target_serves_the_gateways_state_bytes_for_get_only(jetstream_bin, tmp_path):
+    args = suite.parse_args(["--no-build", "--jetstream", str(jetstream_bin), "--only", "get",
+                             "--targets", "gateway,nginx", "--shapes", "3"])
+    runner = suite.Suite(args)
+    try:
+        runner.resolve_binaries()
+        nginx = runner.start("nginx", "test")  # prepares the state on a gateway of its own first
+        assert runner.state_bytes and json.loads(runner.state_bytes)["name"] == suite.READ_SCOPE
+        assert len(json.loads(runner.state_bytes)["fragments"]) == 4  # the Canvas and 3 shapes
+        with urllib.request.urlopen(f"{nginx.base}/v1/scopes/{suite.READ_SCOPE}") as response:
+            assert response.read() == runner.state_bytes
+            assert response.headers["Content-Type"] == "application/json"
+        status, _ = suite.call("PUT", f"{nginx.base}/v1/scopes/{suite.READ_SCOPE}", {})
+        assert status == 403
+        tree = nginx.tree()
+        assert len(tree.pids()) >= 2, "master and at least one worker"
+        assert tree.rss_kib() > 0 and tree.hwm_kib() >= tree.rss_kib() // 2
+        master = nginx.process
+        runner.stop(nginx)
+        assert master.poll() is not None and runner.servers == []
+    finally:
+        runner.cleanup()
+
+
+def test_a_failing_bench_is_a_failed_row_and_exit_status_1(jetstream_bin, tmp_path):
+    stub = tmp_path / "bench"
+    stub.write_text("#!/usr/bin/env python3\nimport json, sys\n"
+                    "print(json.dumps({'mode': sys.argv[1], 'requests': 5, 'succeeded': 3, 'requestsPerSecond': 3,"
+                    " 'statuses': {'200': 3, '503': 2}, 'errors': 0, 'latencyMs': {'p50': 1, 'p99': 2}}))\n"
+                    "sys.exit(int(sys.argv[1] == 'write'))\n")
+    stub.chmod(0o755)
+    results = tmp_path / "results"
+    code = suite.main(["--no-build", "--jetstream", str(jetstream_bin), "--only", "get,post", "--targets", "gateway",
+                       "--duration", "1", "--bench-override", str(stub), "--results-dir", str(results)])
+    assert code == 1
+    [written] = results.glob("*.json")
+    report = json.loads(written.read_text())
+    rows = {r["workload"]: r for r in report["rows"]}
+    assert rows["get"]["status"] == "FAILED" and "non-2xx responses {'503': 2}" in rows["get"]["failure"]
+    assert rows["post"]["status"] == "FAILED" and rows["post"]["failure"].startswith("bench exit 1")
+    assert rows["get"]["stateBytes"] > 1000 and rows["get"]["server"]["samples"] >= 2
+    assert report["machine"]["cores"] == os.cpu_count() and report["goals"]
