@@ -10,7 +10,7 @@ struct BenchCommand: ParsableCommand {
             Targets http://127.0.0.1:8080 unless --url names another server; a non-loopback host \
             must be given explicitly. Progress goes to stderr once a second; the result is a table \
             on stdout, or one JSON object with --json. Exit status: 0 clean, 1 when events were \
-            missing or duplicated, a request failed or the run timed out, 2 on a usage error.
+            missing or duplicated, a request failed or the run timed out, 64 on a usage error.
             Fan-out from one client address hits the server's --max-streams-per-client (default \
             100): raise it on the server, or spread with --source-addresses.
             """,
