@@ -13,6 +13,10 @@
 public struct SSEParser: Sendable {
     /// The longest line kept; longer lines are truncated (a load generator must not grow without bound).
     public let maxLineBytes: Int
+    /// False drops `data:` contents (events still dispatch, with empty ``SSEEvent/data``): a
+    /// fan-out subscriber needs only the type and id, and copying each payload would cost the
+    /// load generator more CPU than the server spends sending it.
+    public let keepsData: Bool
     private var line: [UInt8] = []
     private var skipLineFeed = false
     private var atStreamStart = true
@@ -21,13 +25,20 @@ public struct SSEParser: Sendable {
     private var data: [UInt8] = []
     private var hasData = false
     private var lastEventID = ""
+
+    /// With ``keepsData`` off, a line that has begun with `data:` stops accumulating there.
+    private var isDataLine: Bool {
+        line.count == 5 && line[0] == UInt8(ascii: "d") && line[1] == UInt8(ascii: "a") && line[2] == UInt8(ascii: "t")
+            && line[3] == UInt8(ascii: "a") && line[4] == UInt8(ascii: ":")
+    }
     /// The last `retry:` value in milliseconds.
     public private(set) var retryMilliseconds: Int?
     /// Comment lines seen (keep-alives).
     public private(set) var comments = 0
 
-    public init(maxLineBytes: Int = 16 * 1024 * 1024) {
+    public init(maxLineBytes: Int = 16 * 1024 * 1024, keepsData: Bool = true) {
         self.maxLineBytes = maxLineBytes
+        self.keepsData = keepsData
     }
 
     public mutating func consume(_ bytes: [UInt8], _ dispatch: (SSEEvent) throws -> Void) rethrows {
@@ -58,7 +69,7 @@ public struct SSEParser: Sendable {
             case UInt8(ascii: "\n"):
                 try endLine(dispatch)
             default:
-                if line.count < maxLineBytes { line.append(byte) }
+                if line.count < maxLineBytes && (keepsData || !isDataLine) { line.append(byte) }
             }
         }
     }
@@ -83,8 +94,10 @@ public struct SSEParser: Sendable {
         case ArraySlice("event".utf8):
             eventType = Array(value)
         case ArraySlice("data".utf8):
-            if hasData { data.append(UInt8(ascii: "\n")) }
-            data.append(contentsOf: value)
+            if keepsData {
+                if hasData { data.append(UInt8(ascii: "\n")) }
+                data.append(contentsOf: value)
+            }
             hasData = true
         case ArraySlice("id".utf8):
             if !value.contains(0) { lastEventID = String(decoding: value, as: UTF8.self) }

@@ -38,7 +38,7 @@ final class SubscriberGroup: ClientConnectionDelegate {
         self.counters = counters
         let mine = subscribers > loopIndex ? (subscribers - loopIndex + loopCount - 1) / loopCount : 0
         streams = Array(repeating: Stream(), count: mine)
-        parsers = Array(repeating: SSEParser(), count: mine)
+        parsers = Array(repeating: SSEParser(keepsData: false), count: mine)
     }
 
     /// Subscriber numbers (tags) this loop carries: every `loopCount`-th from `loopIndex`.

@@ -86,3 +86,23 @@ struct SSEParserTests {
         #expect(Self.events("event: changeset\nid: 9\ndata: {}\n").isEmpty)
     }
 }
+
+extension SSEParserTests {
+    @Test("without keepsData the same events dispatch with empty data, in any split")
+    func withoutData() async {
+        let expected = Self.expected.map { Seen(type: $0.type, id: $0.id, data: "") }
+        let bytes = Array(Self.stream.utf8)
+        await propertyCheck(count: 100, input: Gen.int(in: 0...bytes.count).array(of: 0...10)) { splits in
+            var parser = SSEParser(keepsData: false)
+            var seen: [Seen] = []
+            var start = 0
+            for cut in (splits + [bytes.count]).sorted() where cut >= start {
+                parser.consume(Array(bytes[start..<cut])) {
+                    seen.append(Seen(type: $0.type, id: $0.lastEventID, data: $0.text))
+                }
+                start = cut
+            }
+            #expect(seen == expected)
+        }
+    }
+}
