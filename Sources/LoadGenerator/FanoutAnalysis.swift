@@ -10,7 +10,7 @@ struct FanoutAnalysis {
         var sentAt = Array(repeating: [Int: UInt64](), count: scopes.count)
         for post in posts {
             result.sent += post.sent > 0 ? 1 : 0
-            if post.status == 200, let version = post.version {
+            if post.status == 200, let version = post.version, post.answered >= post.sent {
                 result.accepted += 1
                 sentAt[post.scope][version] = post.sent
                 result.postLatency.record(nanoseconds: post.answered - post.sent)

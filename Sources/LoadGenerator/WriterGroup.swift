@@ -102,9 +102,10 @@ final class WriterGroup: ClientConnectionDelegate {
         writers[writer].connection = nil
         idle.removeAll { $0 == writer }
         if let error { errors["writer: \(error)", default: 0] += 1 }
-        if writers[writer].inFlight != nil {
+        if let inFlight = writers[writer].inFlight {
             writers[writer].inFlight = nil
-            posts.append(Post(scope: writer % scopes.count, version: nil, sent: 0, answered: 0, status: 0))
+            posts.append(
+                Post(scope: writer % scopes.count, version: nil, sent: inFlight.sent, answered: 0, status: 0))
             if posts.count == total { counters.markWritersFinished() }
         }
         closedWriters += 1
