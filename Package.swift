@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // JWT verification (HS256/ES256/RS256) on swift-crypto; no SwiftNIO.
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        // HdrHistogram for the load generator's latency percentiles (depends on swift-numerics only).
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // C shims (system libraries; nghttp2 and zlib from Debian's -dev packages).
@@ -113,11 +115,17 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
 
+        // `jetstream bench`: an epoll HTTP/1.1 + SSE load generator (client side of the socket shim).
+        .target(
+            name: "LoadGenerator",
+            dependencies: ["CLinuxIO", "JetstreamModel", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            swiftSettings: strictSettings),
+
         // The `jetstream` command.
         .executableTarget(
             name: "JetstreamCLI",
             dependencies: [
-                "JetstreamModel", "HTTPServer", "Store", "Gateway", "SocketLoop",
+                "JetstreamModel", "HTTPServer", "Store", "Gateway", "SocketLoop", "LoadGenerator",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -135,7 +143,8 @@ let package = Package(
                 "JetstreamModel", .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strictSettings),
-        .testTarget(name: "JetstreamTests", dependencies: ["Jetstream", "JetstreamModel"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "JetstreamTests", dependencies: ["Jetstream", "JetstreamModel"], swiftSettings: strictSettings),
         .testTarget(
             name: "SocketLoopTests",
             dependencies: ["SocketLoop", "CLinuxIO", "TestSupport", .product(name: "Logging", package: "swift-log")],
@@ -155,6 +164,10 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "LoadGeneratorTests",
+            dependencies: ["LoadGenerator", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strictSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store", "CSQLite"], swiftSettings: strictSettings),
         .testTarget(

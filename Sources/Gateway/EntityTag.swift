@@ -20,8 +20,9 @@ enum EntityTag {
         // so the list is split on commas outside quotes only.
         var bytes = Substring(trimmed).utf8[...]
         while true {
-            while let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t")
-                || first == UInt8(ascii: ",")
+            while let first = bytes.first,
+                first == UInt8(ascii: " ") || first == UInt8(ascii: "\t")
+                    || first == UInt8(ascii: ",")
             {
                 bytes = bytes.dropFirst()
             }

@@ -1,11 +1,11 @@
 import ArgumentParser
 
-/// The `jetstream` command: serves scopes over HTTP and checks schema files.
+/// The `jetstream` command: serves scopes over HTTP, checks schema files and load-tests a server.
 @main
 struct JetstreamCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jetstream",
         abstract: "Jetstream Gateway: shared model scopes kept in sync over HTTP and Server-Sent Events.",
-        subcommands: [ServeCommand.self, CheckSchemaCommand.self],
+        subcommands: [ServeCommand.self, CheckSchemaCommand.self, BenchCommand.self],
         defaultSubcommand: ServeCommand.self)
 }

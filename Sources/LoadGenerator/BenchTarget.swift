@@ -1,0 +1,72 @@
+import CLinuxIO
+import Glibc
+
+/// Where the load goes: an `http://host:port` base URL resolved to one IPv4 address.
+///
+/// ```swift
+/// let target = try BenchTarget(url: "http://127.0.0.1:8080")
+/// target.isLoopback   // true
+/// ```
+public struct BenchTarget: Sendable, CustomStringConvertible {
+    public enum Failure: Error, CustomStringConvertible {
+        case unsupportedURL(String)
+        case unresolvable(String)
+
+        public var description: String {
+            switch self {
+            case .unsupportedURL(let url):
+                "unsupported URL \(url.debugDescription): give http://HOST:PORT (plain HTTP, IPv4 or a name)"
+            case .unresolvable(let host): "cannot resolve \(host.debugDescription) to an IPv4 address"
+            }
+        }
+    }
+
+    public let host: String
+    public let port: UInt16
+    /// The resolved IPv4 address in network byte order.
+    public let address: in_addr
+    /// The `Host` header value.
+    public var authority: String { "\(host):\(port)" }
+    /// True for 127.0.0.0/8.
+    public var isLoopback: Bool { (UInt32(bigEndian: address.s_addr) >> 24) == 127 }
+    public var description: String { "http://\(authority)" }
+
+    public init(url: String) throws {
+        guard url.hasPrefix("http://") else { throw Failure.unsupportedURL(url) }
+        var rest = url.dropFirst("http://".count)
+        if let slash = rest.firstIndex(of: "/") {
+            guard rest[slash...].allSatisfy({ $0 == "/" }) else { throw Failure.unsupportedURL(url) }
+            rest = rest[..<slash]
+        }
+        let host: Substring
+        let port: UInt16
+        if let colon = rest.lastIndex(of: ":") {
+            guard let parsed = UInt16(rest[rest.index(after: colon)...]), parsed > 0 else {
+                throw Failure.unsupportedURL(url)
+            }
+            host = rest[..<colon]
+            port = parsed
+        } else {
+            host = rest
+            port = 80
+        }
+        guard !host.isEmpty else { throw Failure.unsupportedURL(url) }
+        self.host = String(host)
+        self.port = port
+        self.address = try Self.resolve(String(host))
+    }
+
+    private static func resolve(_ host: String) throws -> in_addr {
+        var address = in_addr()
+        if inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host, &address) == 1 { return address }
+        var hints = addrinfo()
+        hints.ai_family = AF_INET
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var result: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &result) == 0, let first = result,
+            let socketAddress = first.pointee.ai_addr
+        else { throw Failure.unresolvable(host) }
+        defer { freeaddrinfo(result) }
+        return socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+    }
+}

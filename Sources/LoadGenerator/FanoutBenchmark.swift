@@ -1,0 +1,128 @@
+/// Runs `jetstream bench fanout`: subscribers first, then the writers, then waits until every
+/// subscriber has every accepted version (or the timeout), and joins the two sides by
+/// (scope, version): latency is event parsed − POST sent.
+///
+/// ```swift
+/// let settings = BenchSettings(target: try BenchTarget(url: "http://127.0.0.1:8080"), threads: 2,
+///                              sources: SourceAddresses(count: 4), timeoutSeconds: 120)
+/// let result = try FanoutBenchmark(FanoutConfiguration(subscribers: 1000), settings: settings).run()
+/// print(result.table)
+/// ```
+public struct FanoutBenchmark: Sendable {
+    public let configuration: FanoutConfiguration
+    public let settings: BenchSettings
+
+    public init(_ configuration: FanoutConfiguration, settings: BenchSettings) {
+        self.configuration = configuration
+        self.settings = settings
+    }
+
+    public func run() throws -> FanoutResult {
+        let c = configuration
+        let start = MonotonicClock.now()
+        let deadline = settings.deadline(from: start)
+        let client = BlockingHTTPClient(target: settings.target)
+        let scopes = try (0..<max(1, c.scopes)).map {
+            try ScopeFixture.prepare(name: "\(c.scopePrefix)\($0)", rootClass: c.rootClass, client: client)
+        }
+        var result = FanoutResult(target: settings.target.description, configuration: c)
+        let counters = BenchCounters()
+
+        let loopCount = min(settings.threads, max(1, c.subscribers))
+        let groups = (0..<loopCount).map {
+            SubscriberGroup(
+                loopIndex: $0, loopCount: loopCount, subscribers: c.subscribers, scopes: scopes,
+                authority: settings.target.authority, resume: true, counters: counters)
+        }
+        let perScope = Double(c.subscribers) / Double(scopes.count)
+        for group in groups { group.reserve(deliveries: Int(Double(c.changeSets) * perScope / Double(loopCount)) + 64) }
+        let loops = groups.map { group in
+            let loop = ClientLoop(index: group.loopIndex, target: settings.target, sources: settings.sources)
+            loop.onStart = { loop in for tag in group.tags { loop.connect(tag: tag, delegate: group) } }
+            return loop
+        }
+        let threads = loops.map { loop in BackgroundThread { loop.run() } }
+
+        // 1. Every stream answered (or failed).
+        var ticker = ProgressTicker(started: start)
+        while counters.value(.connected) + counters.value(.failedConnections) < c.subscribers {
+            let now = MonotonicClock.now()
+            if now >= deadline {
+                result.timedOut = true
+                break
+            }
+            if let elapsed = ticker.due(at: now) {
+                settings.progress(
+                    "fanout \(ReportFormatting.fixed(elapsed, 0))s: connecting \(counters.value(.connected))/\(c.subscribers) streams"
+                )
+            }
+            ProgressTicker.sleep(milliseconds: 5)
+        }
+        let connectedAt = MonotonicClock.now()
+        result.connectSeconds = Double(connectedAt - start) / 1e9
+
+        // 2. The writers.
+        let writerGroup = WriterGroup(
+            writers: max(1, c.writers), scopes: scopes, total: c.changeSets, rate: c.rate,
+            authority: settings.target.authority, property: c.property, counters: counters)
+        let writerLoop = ClientLoop(index: loopCount, target: settings.target, sources: SourceAddresses(count: 1))
+        writerLoop.tickMilliseconds = 1
+        var writersReady = false
+        writerLoop.onStart = { loop in
+            for tag in 0..<max(1, c.writers) { loop.connect(tag: tag, delegate: writerGroup) }
+        }
+        writerLoop.onTick = { _, now in
+            if !writersReady {
+                writersReady = writerGroup.hasConnectedWriter
+                if !writersReady { return }
+            }
+            writerGroup.sendDue(now: now)
+        }
+        let writerThread: BackgroundThread? = result.timedOut ? nil : BackgroundThread { writerLoop.run() }
+        while writerThread != nil, !counters.writersFinished {
+            let now = MonotonicClock.now()
+            if now >= deadline {
+                result.timedOut = true
+                break
+            }
+            if let elapsed = ticker.due(at: now) {
+                settings.progress(
+                    "fanout \(ReportFormatting.fixed(elapsed, 0))s: sent \(counters.value(.sent))/\(c.changeSets), answered \(counters.value(.answered)), deliveries \(ReportFormatting.grouped(counters.value(.events)))"
+                )
+            }
+            ProgressTicker.sleep(milliseconds: 5)
+        }
+        writerLoop.stop()
+        writerThread?.join()
+
+        // 3. Wait for the deliveries the accepted change sets imply.
+        let subscribersPerScope = (0..<scopes.count).map { scope in
+            stride(from: scope, to: c.subscribers, by: scopes.count).underestimatedCount
+        }
+        let acceptedPerScope = writerGroup.posts.reduce(into: Array(repeating: 0, count: scopes.count)) {
+            if $1.status == 200 && $1.version != nil { $0[$1.scope] += 1 }
+        }
+        let liveSubscribers = counters.value(.connected)
+        let expected = zip(acceptedPerScope, subscribersPerScope).map { $0 * $1 }.reduce(0, +)
+        while counters.value(.events) < expected * liveSubscribers / max(1, c.subscribers) {
+            let now = MonotonicClock.now()
+            if now >= deadline {
+                result.timedOut = true
+                break
+            }
+            if let elapsed = ticker.due(at: now) {
+                settings.progress(
+                    "fanout \(ReportFormatting.fixed(elapsed, 0))s: deliveries \(ReportFormatting.grouped(counters.value(.events)))/\(ReportFormatting.grouped(expected))"
+                )
+            }
+            ProgressTicker.sleep(milliseconds: 5)
+        }
+        ProgressTicker.sleep(milliseconds: 100)  // late duplicates, if any, would arrive now
+        for loop in loops { loop.stop() }
+        for thread in threads { thread.join() }
+
+        FanoutAnalysis(scopes: scopes, subscribers: c.subscribers, posts: writerGroup.posts, groups: groups)
+            .fill(&result, writerErrors: writerGroup.errors, expected: expected)
+        return result
+    }
+}

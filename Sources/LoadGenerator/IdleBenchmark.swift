@@ -1,0 +1,121 @@
+import Glibc
+import JetstreamModel
+import Synchronization
+
+/// `jetstream bench idle`: opens S event streams on one scope (each takes the snapshot), reports
+/// `ready S` once every stream has parsed its first event, then holds them open so the caller can
+/// read the server's memory, until the hold time passes or SIGINT/SIGTERM arrives.
+public struct IdleBenchmark: Sendable {
+    public struct Result: Sendable {
+        public var target: String
+        public var subscribers: Int
+        public var connected = 0
+        public var failed = 0
+        public var connectSeconds = 0.0
+        public var heldSeconds = 0.0
+        public var errors: [String: Int] = [:]
+
+        public var isClean: Bool { connected == subscribers && failed == 0 }
+
+        public var json: JSONValue {
+            typealias F = ReportFormatting
+            return F.object([
+                ("mode", "idle"), ("target", .string(target)), ("subscribers", F.integer(subscribers)),
+                ("connected", F.integer(connected)), ("failed", F.integer(failed)),
+                ("connectSeconds", F.number(connectSeconds)), ("heldSeconds", F.number(heldSeconds)),
+                ("errorReasons", F.counts(errors)), ("clean", .bool(isClean)),
+            ])
+        }
+
+        public var table: String {
+            typealias F = ReportFormatting
+            var rows: [(String, String)] = [
+                ("streams", "\(F.grouped(connected)) of \(F.grouped(subscribers)) got their first event"),
+                ("connect", "\(F.fixed(connectSeconds)) s"), ("held", "\(F.fixed(heldSeconds)) s"),
+            ]
+            for (reason, count) in errors.sorted(by: { $0.key < $1.key }) {
+                rows.append(("error", "\(count) × \(reason)"))
+            }
+            rows.append(("result", isClean ? "clean" : "NOT CLEAN"))
+            return F.table(title: "jetstream bench idle → \(target)", rows: rows)
+        }
+    }
+
+    public let subscribers: Int
+    public let scope: String
+    public let rootClass: String
+    public let holdSeconds: Double
+    public let settings: BenchSettings
+    /// Called once every stream has its first event (the CLI prints `ready S` on stderr).
+    public let onReady: @Sendable (Int) -> Void
+
+    public init(
+        subscribers: Int, scope: String, rootClass: String = "Canvas", holdSeconds: Double, settings: BenchSettings,
+        onReady: @escaping @Sendable (Int) -> Void
+    ) {
+        self.subscribers = subscribers
+        self.scope = scope
+        self.rootClass = rootClass
+        self.holdSeconds = holdSeconds
+        self.settings = settings
+        self.onReady = onReady
+    }
+
+    public func run() throws -> Result {
+        let start = MonotonicClock.now()
+        let deadline = settings.deadline(from: start)
+        let fixture = try ScopeFixture.prepare(
+            name: scope, rootClass: rootClass, client: BlockingHTTPClient(target: settings.target))
+        IdleBenchmark.installStopSignals()
+        var result = Result(target: settings.target.description, subscribers: subscribers)
+        let counters = BenchCounters()
+        let loopCount = min(settings.threads, max(1, subscribers))
+        let groups = (0..<loopCount).map {
+            SubscriberGroup(
+                loopIndex: $0, loopCount: loopCount, subscribers: subscribers, scopes: [fixture],
+                authority: settings.target.authority, resume: false, counters: counters)
+        }
+        let loops = groups.map { group in
+            let loop = ClientLoop(index: group.loopIndex, target: settings.target, sources: settings.sources)
+            loop.tickMilliseconds = 100
+            loop.onStart = { loop in for tag in group.tags { loop.connect(tag: tag, delegate: group) } }
+            return loop
+        }
+        let threads = loops.map { loop in BackgroundThread { loop.run() } }
+        var ticker = ProgressTicker(started: start)
+        while counters.value(.events) + counters.value(.failedConnections) < subscribers {
+            let now = MonotonicClock.now()
+            if now >= deadline || IdleBenchmark.stopSignal.load(ordering: .relaxed) { break }
+            if let elapsed = ticker.due(at: now) {
+                settings.progress(
+                    "idle \(ReportFormatting.fixed(elapsed, 0))s: \(counters.value(.events))/\(subscribers) streams ready"
+                )
+            }
+            ProgressTicker.sleep(milliseconds: 5)
+        }
+        let ready = MonotonicClock.now()
+        result.connectSeconds = Double(ready - start) / 1e9
+        result.connected = counters.value(.events)
+        onReady(result.connected)
+        let holdUntil = min(deadline, ready + UInt64(max(0, holdSeconds) * 1e9))
+        while MonotonicClock.now() < holdUntil && !IdleBenchmark.stopSignal.load(ordering: .relaxed) {
+            ProgressTicker.sleep(milliseconds: 20)
+        }
+        result.heldSeconds = Double(MonotonicClock.now() - ready) / 1e9
+        for loop in loops { loop.stop() }
+        for thread in threads { thread.join() }
+        result.failed = subscribers - result.connected
+        for group in groups {
+            for (reason, count) in group.errors { result.errors[reason, default: 0] += count }
+        }
+        return result
+    }
+
+    static let stopSignal = Atomic<Bool>(false)
+
+    private static func installStopSignals() {
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber) { _ in IdleBenchmark.stopSignal.store(true, ordering: .relaxed) }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+/// An incremental `text/event-stream` parser following the WHATWG HTML interpretation rules: lines
+/// end in CRLF, LF or CR (a CRLF split across two reads counts once), a leading BOM is skipped,
+/// `:` lines are comments, one space after the colon is dropped, `data` lines are joined with LF,
+/// an `id` containing NUL is ignored, and an event is dispatched on an empty line only if it has
+/// data.
+///
+/// ```swift
+/// var parser = SSEParser()
+/// parser.consume(Array("event: changeset\nid: 42\ndata: {}\n\n".utf8)) { event in
+///     print(event.type, event.lastEventID)   // changeset 42
+/// }
+/// ```
+public struct SSEParser: Sendable {
+    /// The longest line kept; longer lines are truncated (a load generator must not grow without bound).
+    public let maxLineBytes: Int
+    /// False drops `data:` contents (events still dispatch, with empty ``SSEEvent/data``): a
+    /// fan-out subscriber needs only the type and id, and copying each payload would cost the
+    /// load generator more CPU than the server spends sending it.
+    public let keepsData: Bool
+    private var line: [UInt8] = []
+    private var skipLineFeed = false
+    private var atStreamStart = true
+    private var bomBytesSeen = 0
+    private var eventType: [UInt8] = []
+    private var data: [UInt8] = []
+    private var hasData = false
+    private var lastEventID = ""
+
+    /// With ``keepsData`` off, a line that has begun with `data:` stops accumulating there.
+    private var isDataLine: Bool {
+        line.count == 5 && line[0] == UInt8(ascii: "d") && line[1] == UInt8(ascii: "a") && line[2] == UInt8(ascii: "t")
+            && line[3] == UInt8(ascii: "a") && line[4] == UInt8(ascii: ":")
+    }
+    /// The last `retry:` value in milliseconds.
+    public private(set) var retryMilliseconds: Int?
+    /// Comment lines seen (keep-alives).
+    public private(set) var comments = 0
+
+    public init(maxLineBytes: Int = 16 * 1024 * 1024, keepsData: Bool = true) {
+        self.maxLineBytes = maxLineBytes
+        self.keepsData = keepsData
+    }
+
+    public mutating func consume(_ bytes: [UInt8], _ dispatch: (SSEEvent) throws -> Void) rethrows {
+        try bytes.withUnsafeBytes { try consume($0, dispatch) }
+    }
+
+    /// Consumes `bytes` and dispatches every event they complete, in order.
+    public mutating func consume(_ bytes: UnsafeRawBufferPointer, _ dispatch: (SSEEvent) throws -> Void) rethrows {
+        let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+        for byte in bytes {
+            if atStreamStart {
+                if bomBytesSeen < 3 && byte == bom[bomBytesSeen] {
+                    bomBytesSeen += 1
+                    if bomBytesSeen == 3 { atStreamStart = false }
+                    continue
+                }
+                atStreamStart = false
+                if bomBytesSeen > 0 { line.append(contentsOf: bom[0..<bomBytesSeen]) }
+            }
+            if skipLineFeed {
+                skipLineFeed = false
+                if byte == UInt8(ascii: "\n") { continue }
+            }
+            switch byte {
+            case UInt8(ascii: "\r"):
+                skipLineFeed = true
+                try endLine(dispatch)
+            case UInt8(ascii: "\n"):
+                try endLine(dispatch)
+            default:
+                if line.count < maxLineBytes && (keepsData || !isDataLine) { line.append(byte) }
+            }
+        }
+    }
+
+    private mutating func endLine(_ dispatch: (SSEEvent) throws -> Void) rethrows {
+        defer {
+            line.removeAll(keepingCapacity: true)
+        }
+        if line.isEmpty {
+            try dispatchEvent(dispatch)
+            return
+        }
+        if line[0] == UInt8(ascii: ":") {
+            comments += 1
+            return
+        }
+        let colon = line.firstIndex(of: UInt8(ascii: ":")) ?? line.count
+        var valueStart = colon + 1
+        if valueStart < line.count && line[valueStart] == UInt8(ascii: " ") { valueStart += 1 }
+        let value = valueStart <= line.count ? line[min(valueStart, line.count)...] : []
+        switch line[0..<colon] {
+        case ArraySlice("event".utf8):
+            eventType = Array(value)
+        case ArraySlice("data".utf8):
+            if keepsData {
+                if hasData { data.append(UInt8(ascii: "\n")) }
+                data.append(contentsOf: value)
+            }
+            hasData = true
+        case ArraySlice("id".utf8):
+            if !value.contains(0) { lastEventID = String(decoding: value, as: UTF8.self) }
+        case ArraySlice("retry".utf8):
+            if !value.isEmpty, value.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                let milliseconds = Int(String(decoding: value, as: UTF8.self))
+            {
+                retryMilliseconds = milliseconds
+            }
+        default:
+            break
+        }
+    }
+
+    private mutating func dispatchEvent(_ dispatch: (SSEEvent) throws -> Void) rethrows {
+        defer {
+            eventType.removeAll(keepingCapacity: true)
+            data.removeAll(keepingCapacity: true)
+            hasData = false
+        }
+        guard hasData else { return }
+        let type = eventType.isEmpty ? "message" : String(decoding: eventType, as: UTF8.self)
+        try dispatch(SSEEvent(type: type, lastEventID: lastEventID, data: data))
+    }
+}
