@@ -652,7 +652,7 @@ def failure_of(workload: str, row: dict) -> str | None:
         statuses = bench.get("statuses", {})
         bad = {k: v for k, v in statuses.items() if not str(k).startswith("2")}
         if bench.get("errors"):
-            return f"{bench['errors']} transport errors"
+            return f"{bench['errors']} transport errors {bench.get('errorReasons', {})}"
         if bad:
             return f"non-2xx responses {bad}"
         if not bench.get("succeeded"):
