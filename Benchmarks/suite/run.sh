@@ -9,13 +9,19 @@
 #   Benchmarks/suite/run.sh --update-docs    # also rewrites the suite section of docs/benchmarks.md
 #   Benchmarks/suite/run.sh --help           # every option
 #
-# Needs nginx (and wrk for --wrk): scripts/install-deps --bench. Loopback only; every step is
+# Needs nginx (and wrk for --wrk): scripts/install-deps --bench, or pass --install-deps. Loopback only; every step is
 # bounded by a timeout; every server started is stopped on exit. Raw results (all JSON) go to
 # Benchmarks/suite/results/<UTC timestamp>.json. Exit status 1 when any bench failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 command -v python3 >/dev/null || { echo "missing python3" >&2; exit 1; }
+# --install-deps: scripts/install-deps --bench first (apt packages incl. nginx and wrk, the .venv).
+args=()
+for arg in "$@"; do
+    if [ "$arg" = --install-deps ]; then scripts/install-deps --bench; else args+=("$arg"); fi
+done
+set -- "${args[@]+"${args[@]}"}"
 if [[ " $* " != *" --help "* && " $* " != *" -h "* ]]; then
     wants_nginx=1
     for ((i = 1; i <= $#; i++)); do
