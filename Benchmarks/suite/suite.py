@@ -530,7 +530,7 @@ class Suite:
                 subscribers = a.fanout_1k if workload == "fanout-1k" else a.fanout_5k
                 return self.measured(server, "fanout", [
                     "--subscribers", str(subscribers), "--scopes", "1", "--change-sets", str(a.change_sets),
-                    "--rate", "100", "--writers", "4", "--source-addresses", "4"])
+                    "--rate", f"{a.fanout_rate:g}", "--writers", "4", "--source-addresses", "4"])
             if workload == "idle":
                 return self.idle(server)
             raise AssertionError(workload)
@@ -738,8 +738,10 @@ def cell(row: dict | None) -> str:
         return f"{number(bench.get('requestsPerSecond'))} req/s, p50 {ms(lat.get('p50'))} / p99 {ms(lat.get('p99'))} ms, {res}"
     if w.startswith("fanout"):
         d = bench.get("deliveries") or {}
-        return (f"{number(bench.get('deliveriesPerSecond'))} deliveries/s, p50 {ms(lat.get('p50'))} / p99 "
-                f"{ms(lat.get('p99'))} ms ({number(d.get('received'))} of {number(d.get('expected'))}), {res}")
+        offered = (bench.get("subscribers") or 0) * (bench.get("rate") or 0)
+        return (f"{number(bench.get('deliveriesPerSecond'))} deliveries/s (offered {number(offered)}/s), "
+                f"p50 {ms(lat.get('p50'))} / p99 {ms(lat.get('p99'))} ms ({number(d.get('received'))} of "
+                f"{number(d.get('expected'))}), {res}")
     if w == "idle":
         return (f"{number(row.get('bytesPerStream'))} B/stream (RSS {row['rssBeforeKiB'] / 1024:.0f} → "
                 f"{row['rssReadyKiB'] / 1024:.0f} MiB, {bench.get('connected')} streams), CPU {server.get('cpuSeconds', 0):.1f} s")
@@ -786,8 +788,8 @@ def label(workload: str, args: argparse.Namespace) -> str:
     return {
         "get": f"GET state, 64 connections, {d}",
         "post": f"POST change sets, 32 writers, 1 scope, {d}",
-        "fanout-1k": f"fan-out, {args.fanout_1k} subscribers, {args.change_sets} change sets at 100/s",
-        "fanout-5k": f"fan-out, {args.fanout_5k} subscribers, {args.change_sets} change sets at 100/s",
+        "fanout-1k": f"fan-out, {args.fanout_1k} subscribers, {args.change_sets} change sets at {args.fanout_rate:g}/s",
+        "fanout-5k": f"fan-out, {args.fanout_5k} subscribers, {args.change_sets} change sets at {args.fanout_rate:g}/s",
         "idle": f"idle SSE streams, {args.idle_streams} (lower is better)",
         "apply": "apply (model core): p50 / p99 by scope size",
     }[workload]
@@ -923,6 +925,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--change-sets", type=int, help="change sets per fan-out run (default 1000; smoke 50)")
     p.add_argument("--fanout-1k", type=int, help="subscribers of the fanout-1k row (default 1000; smoke 100)")
     p.add_argument("--fanout-5k", type=int, help="subscribers of the fanout-5k row (default 5000; smoke 200)")
+    p.add_argument("--fanout-rate", type=float, default=100, help="change sets per second in the fan-out rows")
     p.add_argument("--idle-streams", type=int, help="idle SSE streams (default 10000; smoke 500)")
     p.add_argument("--idle-hold", type=float, default=10, help="seconds bench idle holds the streams at most")
     p.add_argument("--shapes", type=int, default=9, help="Shape objects in the GET scope (9 ≈ 2.5 KB of state)")
