@@ -34,7 +34,7 @@ struct ReferenceCommand: AsyncParsableCommand {
     var logLevel = "notice"
 
     func run() async throws {
-        var logger = Logger(label: "jetstream-reference", factory: StreamLogHandler.standardError)
+        var logger = Logger(label: "jetstream-reference") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .notice
 
         let registry = ScopeRegistry(limits: ScopeLimits(historyLimit: historyLimit, streamBufferLimit: streamBuffer))
