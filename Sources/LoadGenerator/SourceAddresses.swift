@@ -1,3 +1,4 @@
+import CLinuxIO
 import Glibc
 
 /// Local addresses client sockets bind to, round-robin: 127.0.0.1 … 127.0.0.N. Spreading
