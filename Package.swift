@@ -118,7 +118,9 @@ let package = Package(
         // `jetstream bench`: an epoll HTTP/1.1 + SSE load generator (client side of the socket shim).
         .target(
             name: "LoadGenerator",
-            dependencies: ["CLinuxIO", "JetstreamModel", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: [
+                "CLinuxIO", "SocketLoop", "JetstreamModel", .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
             swiftSettings: strictSettings),
 
         // The `jetstream` command.
@@ -167,7 +169,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "LoadGeneratorTests",
-            dependencies: ["LoadGenerator", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["LoadGenerator", "SocketLoop", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strictSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store", "CSQLite"], swiftSettings: strictSettings),
         .testTarget(

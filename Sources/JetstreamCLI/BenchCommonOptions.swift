@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import JetstreamModel
 import LoadGenerator
+import SocketLoop
 
 /// Options every `jetstream bench` mode takes.
 struct BenchCommonOptions: ParsableArguments {

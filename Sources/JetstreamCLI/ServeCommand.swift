@@ -106,6 +106,12 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "jetstream")
+        let descriptorLimit = FileDescriptorLimit.raiseToHardLimit()
+        if descriptorLimit < accessOptions.maxStreams + 1024 {
+            logger.warning(
+                "the open-file limit is below --max-streams + 1024: streams beyond it will be refused",
+                metadata: ["limit": "\(descriptorLimit)", "max-streams": "\(accessOptions.maxStreams)"])
+        }
 
         let modelSchema = try loadSchema(logger: logger)
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)

@@ -1,4 +1,5 @@
 import Glibc
+import SocketLoop
 import Testing
 
 @testable import LoadGenerator

@@ -228,3 +228,26 @@ def test_the_served_schema_loads_back_as_the_same_schema(jetstream_bin, types_ap
     assert result.returncode == 0, result.stdout + result.stderr
     again = start_server("--schema", str(copy))
     assert Api(again.url).http.get("/v1/schema").json() == served
+
+
+def test_serve_raises_its_open_file_limit_to_the_hard_limit(jetstream_bin, tmp_path):
+    """Ten thousand streams need ten thousand descriptors; Debian's default soft limit is 1024."""
+    import resource
+    import signal as signals
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    low = min(1024, hard)
+    process = subprocess.Popen(
+        [str(jetstream_bin), "serve", "--port", "0", "--data-dir", str(tmp_path / "data"), "--max-streams", "5000"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (low, hard)))
+    try:
+        assert "listening on" in process.stdout.readline()
+        limits = pathlib.Path(f"/proc/{process.pid}/limits").read_text()
+        line = next(l for l in limits.splitlines() if l.startswith("Max open files"))
+        assert line.split()[3:5] == [str(hard), str(hard)], line
+    finally:
+        process.send_signal(signals.SIGTERM)
+        _, err = process.communicate(timeout=30)
+    if hard < 5000 + 1024:
+        assert "open-file limit is below --max-streams" in err

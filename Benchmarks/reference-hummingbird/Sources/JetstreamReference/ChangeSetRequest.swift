@@ -1,5 +1,4 @@
-/// The body of `POST /v1/scopes/{name}/changesets`. Fragments stay untyped here so a malformed one
-/// is reported in its own reply rather than failing the whole body.
+/// The body of `POST /v1/scopes/{name}/changesets`: `{"fragments":[…]}`.
 struct ChangeSetRequest: Sendable, Decodable {
-    let fragments: [JSONValue]
+    let fragments: [FragmentEntry]
 }

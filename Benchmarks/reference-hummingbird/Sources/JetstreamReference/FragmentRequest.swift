@@ -1,35 +1,47 @@
 import Foundation
 
-/// A fragment as a client sent it, read strictly from the decoded JSON so that one malformed
-/// fragment gets a `malformed-fragment` reply instead of failing the whole body.
-struct FragmentRequest: Sendable {
+/// A fragment as a client sent it: `{"type","uuid","clsName","properties"?}`, read strictly (unknown
+/// keys included) into a `malformed-fragment` error. ``FragmentEntry`` catches that error so one
+/// malformed fragment gets its own reply instead of failing the whole body.
+struct FragmentRequest: Sendable, Decodable {
     let type: FragmentType
     let uuid: UUID
     let clsName: String
     let properties: [String: JSONValue]
 
-    init(json: JSONValue) throws(FragmentError) {
-        guard case .object(let object) = json else {
-            throw FragmentError(.malformedFragment, "a fragment must be an object, got \(json.typeName)")
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case type, uuid, clsName, properties
+    }
+
+    /// Accepts any key so unknown ones can be named in the error.
+    private struct AnyKey: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: any Decoder) throws {
+        let allKeys = try decoder.container(keyedBy: AnyKey.self).allKeys
+        if let unknown = allKeys.first(where: { CodingKeys(stringValue: $0.stringValue) == nil }) {
+            throw FragmentError(.malformedFragment, "unknown fragment key '\(unknown.stringValue)'")
         }
-        if let unknown = object.keys.first(where: { !["type", "uuid", "clsName", "properties"].contains($0) }) {
-            throw FragmentError(.malformedFragment, "unknown fragment key '\(unknown)'")
-        }
-        guard case .string(let typeText) = object["type"], let type = FragmentType(rawValue: typeText) else {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        guard let typeText = try? container.decode(String.self, forKey: .type),
+            let type = FragmentType(rawValue: typeText)
+        else {
             throw FragmentError(.malformedFragment, "'type' must be \"add\" or \"change\"")
         }
-        guard case .string(let uuidText) = object["uuid"], let uuid = UUID(uuidString: uuidText) else {
+        guard let uuidText = try? container.decode(String.self, forKey: .uuid), let uuid = UUID(uuidString: uuidText)
+        else {
             throw FragmentError(.malformedFragment, "'uuid' must be a UUID string")
         }
-        guard case .string(let clsName) = object["clsName"], !clsName.isEmpty else {
+        guard let clsName = try? container.decode(String.self, forKey: .clsName), !clsName.isEmpty else {
             throw FragmentError(.malformedFragment, "'clsName' must be a non-empty string")
         }
-        var properties: [String: JSONValue] = [:]
-        switch object["properties"] {
-        case nil: break
-        case .object(let value): properties = value
-        case .some(let other):
-            throw FragmentError(.malformedFragment, "'properties' must be an object, got \(other.typeName)")
+        guard let properties = try? container.decodeIfPresent([String: JSONValue].self, forKey: .properties) ?? [:]
+        else {
+            throw FragmentError(.malformedFragment, "'properties' must be an object")
         }
         self.type = type
         self.uuid = uuid

@@ -21,7 +21,9 @@ struct Problem: HTTPResponseError {
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         let body = Body(type: type, title: title, status: status.code, detail: detail, fragmentReplies: fragmentReplies)
-        let buffer = try JSONEncoder().encodeAsByteBuffer(body, allocator: ByteBufferAllocator())
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        let buffer = try encoder.encodeAsByteBuffer(body, allocator: ByteBufferAllocator())
         return Response(
             status: status, headers: [.contentType: "application/problem+json"], body: ResponseBody(byteBuffer: buffer))
     }

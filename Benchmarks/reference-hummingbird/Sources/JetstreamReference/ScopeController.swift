@@ -58,16 +58,7 @@ struct ScopeController {
         guard !body.fragments.isEmpty else {
             throw Problem.rejected("a change set needs at least one fragment", [])
         }
-        var entries: [Result<FragmentRequest, FragmentError>] = []
-        entries.reserveCapacity(body.fragments.count)
-        for json in body.fragments {
-            do throws(FragmentError) {
-                entries.append(.success(try FragmentRequest(json: json)))
-            } catch {
-                entries.append(.failure(error))
-            }
-        }
-        switch await scope.apply(entries) {
+        switch await scope.apply(body.fragments.map(\.result)) {
         case .accepted(let applied):
             let json = try JSONEncoder().encodeAsByteBuffer(applied.response, allocator: ByteBufferAllocator())
             return Self.json(json, status: .ok, version: applied.version)

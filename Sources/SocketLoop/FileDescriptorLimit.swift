@@ -1,7 +1,12 @@
 import Glibc
 
-/// The process's open-file limit; the load generator raises the soft limit to the hard one,
-/// because ten thousand streams need ten thousand descriptors.
+/// The process's open-file limit. `jetstream serve` and `jetstream bench` raise the soft limit to
+/// the hard one at start (as Go's runtime and nginx's `worker_rlimit_nofile` do), because ten
+/// thousand streams need ten thousand descriptors and Debian's default soft limit is 1024.
+///
+/// ```swift
+/// let limit = FileDescriptorLimit.raiseToHardLimit()   // e.g. 1048576
+/// ```
 public enum FileDescriptorLimit {
     /// Raises the soft RLIMIT_NOFILE to the hard limit and returns the soft limit now in force.
     @discardableResult
