@@ -1,13 +1,30 @@
 /// The status line and the headers of one HTTP/1.1 response, as the load generator needs them.
+/// The header block is kept as bytes and turned into strings only when asked for: a load
+/// generator reading sixty thousand responses a second must not spend its CPU on header strings.
 public struct HTTPResponseHead: Sendable, Hashable {
     /// The status code, e.g. `200`.
     public var status: Int
-    /// Header fields in arrival order; names lower-cased, values with surrounding whitespace removed.
-    public var headers: [(name: String, value: String)]
+    /// The header lines after the status line, each ending in LF (a CR before it is kept).
+    let fieldBytes: [UInt8]
 
     public init(status: Int, headers: [(name: String, value: String)]) {
         self.status = status
-        self.headers = headers
+        fieldBytes = Array(headers.map { "\($0.name): \($0.value)\r\n" }.joined().utf8)
+    }
+
+    init(status: Int, fieldBytes: [UInt8]) {
+        self.status = status
+        self.fieldBytes = fieldBytes
+    }
+
+    /// Header fields in arrival order; names lower-cased, values with surrounding whitespace removed.
+    public var headers: [(name: String, value: String)] {
+        fieldBytes.split(separator: UInt8(ascii: "\n")).compactMap { line in
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+            let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
+            let value = HTTPResponseParser.trimmed(line[(colon + 1)...])
+            return (name, String(decoding: value, as: UTF8.self))
+        }
     }
 
     /// The first value of the header `name` (case-insensitive).

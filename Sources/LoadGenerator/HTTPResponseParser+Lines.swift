@@ -21,35 +21,35 @@ extension HTTPResponseParser {
                 count >= 2 && line[count - 2] == Self.lineFeed
                 || count >= 4 && line[count - 2] == UInt8(ascii: "\r") && line[count - 3] == Self.lineFeed
             guard endsHead else { continue }
-            let head = try Self.parseHead(line)
+            let (head, framing) = try Self.parseHead(line)
             line.removeAll(keepingCapacity: true)
             try handle(.head(head))
-            try startBody(of: head, handle)
+            try startBody(of: head, framing: framing, handle)
             return index
         }
         if line.count > maxHeadBytes { throw HTTPResponseParserError.headTooLarge(limit: maxHeadBytes) }
         return index
     }
 
-    private mutating func startBody(of head: HTTPResponseHead, _ handle: (Event) throws -> Void) throws {
+    private mutating func startBody(
+        of head: HTTPResponseHead, framing: BodyFraming, _ handle: (Event) throws -> Void
+    )
+        throws
+    {
         if head.status < 200 || head.status == 204 || head.status == 304 {
             state = .head
             if head.status >= 200 { try handle(.end) }
             return
         }
-        if let encoding = head.value(of: "transfer-encoding"), encoding.lowercased().contains("chunked") {
+        switch framing {
+        case .chunked:
             state = .chunkSize
-        } else if let length = head.value(of: "content-length") {
-            guard let count = Int(length), count >= 0 else {
-                throw HTTPResponseParserError.invalidContentLength(length)
-            }
-            if count == 0 {
-                state = .head
-                try handle(.end)
-            } else {
-                state = .fixedBody(remaining: count)
-            }
-        } else {
+        case .length(0):
+            state = .head
+            try handle(.end)
+        case .length(let count):
+            state = .fixedBody(remaining: count)
+        case .untilClose:
             state = .untilClose
         }
     }
@@ -106,35 +106,93 @@ extension HTTPResponseParser {
         return size
     }
 
-    static func parseHead(_ bytes: [UInt8]) throws -> HTTPResponseHead {
-        var lines = bytes.split(separator: lineFeed, omittingEmptySubsequences: true).map { line in
-            String(decoding: line.last == UInt8(ascii: "\r") ? line.dropLast() : line, as: UTF8.self)
-        }
-        lines.removeAll { $0.isEmpty }
-        guard let statusLine = lines.first else { throw HTTPResponseParserError.malformedStatusLine("") }
-        let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3,
-            let status = Int(parts[1]), status >= 100
-        else { throw HTTPResponseParserError.malformedStatusLine(statusLine) }
-        var headers: [(name: String, value: String)] = []
-        for field in lines.dropFirst() {
-            guard let colon = field.firstIndex(of: ":"), colon != field.startIndex else {
-                throw HTTPResponseParserError.malformedHeader(field)
-            }
-            let name = field[..<colon].lowercased()
-            let value = field[field.index(after: colon)...].trimmingCharacters(in: " \t")
-            headers.append((name: name, value: value))
-        }
-        return HTTPResponseHead(status: status, headers: headers)
+    enum BodyFraming: Equatable {
+        case chunked
+        case length(Int)
+        case untilClose
     }
-}
 
-extension StringProtocol {
-    fileprivate func trimmingCharacters(in set: String) -> String {
-        let characters = Set(set)
-        var slice = self[...]
-        while let first = slice.first, characters.contains(first) { slice = slice.dropFirst() }
-        while let last = slice.last, characters.contains(last) { slice = slice.dropLast() }
-        return String(slice)
+    /// Parses the status line and finds the framing headers in bytes; the other fields stay raw.
+    static func parseHead(_ bytes: [UInt8]) throws -> (HTTPResponseHead, BodyFraming) {
+        var start = 0
+        while start < bytes.count, bytes[start] == UInt8(ascii: "\r") || bytes[start] == lineFeed { start += 1 }
+        guard let statusEnd = bytes[start...].firstIndex(of: lineFeed) else {
+            throw HTTPResponseParserError.malformedStatusLine(String(decoding: bytes[start...], as: UTF8.self))
+        }
+        let statusLine = trimmed(bytes[start..<statusEnd])
+        let status = try parseStatus(statusLine)
+        var framing = BodyFraming.untilClose
+        var lineStart = statusEnd + 1
+        while lineStart < bytes.count {
+            let lineEnd = bytes[lineStart...].firstIndex(of: lineFeed) ?? bytes.count
+            defer { lineStart = lineEnd + 1 }
+            let line = trimmed(bytes[lineStart..<lineEnd])
+            if line.isEmpty { continue }
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon != line.startIndex else {
+                throw HTTPResponseParserError.malformedHeader(String(decoding: line, as: UTF8.self))
+            }
+            let name = line[..<colon]
+            if equalsIgnoringCase(name, transferEncoding) {
+                if containsIgnoringCase(line[(colon + 1)...], chunked) { framing = .chunked }
+            } else if equalsIgnoringCase(name, contentLength), framing != .chunked {
+                let value = trimmed(line[(colon + 1)...])
+                guard !value.isEmpty, value.count <= 18,
+                    value.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+                else {
+                    throw HTTPResponseParserError.invalidContentLength(String(decoding: value, as: UTF8.self))
+                }
+                framing = .length(value.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) })
+            }
+        }
+        let fields = statusEnd + 1 < bytes.count ? Array(bytes[(statusEnd + 1)...]) : []
+        return (HTTPResponseHead(status: status, fieldBytes: fields), framing)
+    }
+
+    private static let transferEncoding = Array("transfer-encoding".utf8)
+    private static let contentLength = Array("content-length".utf8)
+    private static let chunked = Array("chunked".utf8)
+
+    private static func parseStatus(_ line: ArraySlice<UInt8>) throws -> Int {
+        let text = { String(decoding: line, as: UTF8.self) }
+        let prefix = Array("HTTP/1.".utf8)
+        guard line.count >= 12, line.prefix(prefix.count).elementsEqual(prefix),
+            line[line.startIndex + 8] == UInt8(ascii: " ")
+        else { throw HTTPResponseParserError.malformedStatusLine(text()) }
+        let digits = line[(line.startIndex + 9)..<(line.startIndex + 12)]
+        guard digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            line.count == 12 || line[line.startIndex + 12] == UInt8(ascii: " ")
+        else { throw HTTPResponseParserError.malformedStatusLine(text()) }
+        let status = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        guard status >= 100 else { throw HTTPResponseParserError.malformedStatusLine(text()) }
+        return status
+    }
+
+    /// `bytes` without leading and trailing spaces, tabs and CRs.
+    static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        let isSpace = { (byte: UInt8) in
+            byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
+        }
+        var slice = bytes
+        while let first = slice.first, isSpace(first) { slice = slice.dropFirst() }
+        while let last = slice.last, isSpace(last) { slice = slice.dropLast() }
+        return slice
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+    }
+
+    private static func equalsIgnoringCase(_ bytes: ArraySlice<UInt8>, _ lowercase: [UInt8]) -> Bool {
+        bytes.count == lowercase.count && zip(bytes, lowercase).allSatisfy { lowercased($0) == $1 }
+    }
+
+    private static func containsIgnoringCase(_ bytes: ArraySlice<UInt8>, _ lowercase: [UInt8]) -> Bool {
+        guard bytes.count >= lowercase.count else { return false }
+        var index = bytes.startIndex
+        while index + lowercase.count <= bytes.endIndex {
+            if equalsIgnoringCase(bytes[index..<(index + lowercase.count)], lowercase) { return true }
+            index += 1
+        }
+        return false
     }
 }
