@@ -23,13 +23,14 @@ extension Gateway {
     func guarded(_ requirement: Requirement, _ handler: @escaping GrantedHandler) -> GuardedRoute {
         let access = self.access
         return { request, context, responder in
-            let client = access.client(of: request, peer: context.remoteAddress)
+            // Resolved only when a rate limit needs it: forwarded-header parsing per request costs.
+            let client: @Sendable () -> String = { access.client(of: request, peer: context.remoteAddress) }
             let proceed: @Sendable (Result<AccessGrant, Problem>) -> Void = { result in
                 switch result.flatMap({ Self.admit($0, requirement, request, context, client, access) }) {
                 case .success(let grant): handler(request, context, responder, grant)
                 case .failure(let problem):
                     // Bad tokens count against the client's address too, so guessing is rate-limited.
-                    if problem.kind == .unauthorized, let limited = Self.rateLimited(access, key: "addr:" + client) {
+                    if problem.kind == .unauthorized, let limited = Self.rateLimited(access, key: "addr:" + client()) {
                         responder.respond(limited.response)
                     } else {
                         responder.respond(problem.response)
@@ -68,9 +69,9 @@ extension Gateway {
 
     private static func admit(
         _ grant: AccessGrant, _ requirement: Requirement, _ request: HTTPServerRequest, _ context: HTTPRequestContext,
-        _ client: String, _ access: AccessControl
+        _ client: () -> String, _ access: AccessControl
     ) -> Result<AccessGrant, Problem> {
-        if let limited = rateLimited(access, key: grant.subject.map { "sub:" + $0 } ?? "addr:" + client) {
+        if let limited = rateLimited(access, key: grant.subject.map { "sub:" + $0 } ?? "addr:" + client()) {
             return .failure(limited)
         }
         let permission: AccessGrant.Permission
@@ -98,8 +99,8 @@ extension Gateway {
     }
 
     /// The 429 problem when `key` has no request left this second, nil when it may go on.
-    private static func rateLimited(_ access: AccessControl, key: String) -> Problem? {
-        guard let limiter = access.rateLimiter, case .limited(let seconds) = limiter.take(key) else { return nil }
+    private static func rateLimited(_ access: AccessControl, key: @autoclosure () -> String) -> Problem? {
+        guard let limiter = access.rateLimiter, case .limited(let seconds) = limiter.take(key()) else { return nil }
         return Problem(
             .rateLimited, detail: "more than \(access.policy.rateLimit) requests a second; retry later",
             headers: [.retryAfter: String(seconds)])

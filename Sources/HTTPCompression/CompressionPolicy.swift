@@ -32,15 +32,29 @@ public struct CompressionPolicy: Sendable, Equatable {
     public func coding(
         acceptEncoding: String?, contentType: String?, contentEncoding: String? = nil, bodySize: Int?
     ) -> ContentCoding? {
-        if let contentEncoding, !contentEncoding.isEmpty, contentEncoding.lowercased() != "identity" { return nil }
+        // Cheapest test first: most API clients (curl, wrk, services) send no Accept-Encoding at
+        // all, and this runs for every response.
+        guard let acceptEncoding, !acceptEncoding.isEmpty else { return nil }
         if let bodySize, bodySize < minimumSize { return nil }
+        if let contentEncoding, !contentEncoding.isEmpty, contentEncoding.lowercased() != "identity" { return nil }
         guard let contentType, Self.isCompressible(contentType: contentType) else { return nil }
         return AcceptEncoding(header: acceptEncoding).preferredCoding(among: supportedCodings)
+    }
+
+    /// Whether the response itself could be compressed for some client (textual, large enough,
+    /// not already encoded), without looking at `Accept-Encoding`: it decides `Vary`.
+    public func isEligible(contentType: String?, contentEncoding: String? = nil, bodySize: Int?) -> Bool {
+        if let bodySize, bodySize < minimumSize { return false }
+        if let contentEncoding, !contentEncoding.isEmpty, contentEncoding.lowercased() != "identity" { return false }
+        guard let contentType else { return false }
+        return Self.isCompressible(contentType: contentType)
     }
 
     /// Whether a media type is textual enough to compress well: `text/*`, JSON, XML, JavaScript,
     /// SVG, NDJSON, form data, and any `+json`/`+xml` structured syntax suffix.
     public static func isCompressible(contentType: String) -> Bool {
+        // The exact, parameterless types a server sends most are answered without parsing.
+        if compressibleTypes.contains(contentType) { return true }
         let mediaType =
             contentType.split(separator: ";", maxSplits: 1).first.map {
                 $0.trimmingCharacters(in: " \t").lowercased()

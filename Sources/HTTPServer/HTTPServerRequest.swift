@@ -31,7 +31,8 @@ public struct HTTPServerRequest: Sendable {
     /// The path part of the target (no query), for example `/v1/scopes`.
     public var path: String {
         let target = self.target
-        let pathPart = target.firstIndex(of: "?").map { String(target[..<$0]) } ?? target
+        // UTF-8 scans: `?` is ASCII, and Character iteration is what a router pays per request.
+        let pathPart = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { String(target[..<$0]) } ?? target
         // Absolute-form (`http://host/path`) is routed by its path.
         if !pathPart.hasPrefix("/"), let schemeEnd = pathPart.firstRange(of: "://") {
             let rest = pathPart[schemeEnd.upperBound...]
@@ -42,7 +43,9 @@ public struct HTTPServerRequest: Sendable {
 
     /// The raw query string after `?`, if any.
     public var query: String? {
-        target.firstIndex(of: "?").map { String(target[target.index(after: $0)...]) }
+        let target = self.target
+        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return nil }
+        return String(target[target.utf8.index(after: mark)...])
     }
 
     /// The first value of query parameter `name`, percent-decoded (`+` as space).

@@ -27,10 +27,8 @@ enum ResponseCompression {
         else { return }
         let contentType = response.head.headerFields[.contentType]
         let existingEncoding = response.head.headerFields[.contentEncoding]
-        let eligible = policy.coding(
-            acceptEncoding: "gzip, deflate", contentType: contentType, contentEncoding: existingEncoding,
-            bodySize: response.body.count)
-        guard eligible != nil else { return }
+        guard policy.isEligible(contentType: contentType, contentEncoding: existingEncoding, bodySize: response.body.count)
+        else { return }
         addVary(to: &response.head)
         guard
             let coding = policy.coding(

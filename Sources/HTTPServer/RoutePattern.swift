@@ -33,7 +33,8 @@ struct RoutePattern: Sendable, CustomStringConvertible {
             case .rest:
                 return parameters
             case .literal(let literal):
-                guard position < parts.count, parts[position] == literal else { return nil }
+                // Bytes, not Characters: a path segment matches only its exact spelling.
+                guard position < parts.count, parts[position].utf8.elementsEqual(literal.utf8) else { return nil }
             case .parameter(let name):
                 guard position < parts.count else { return nil }
                 parameters[name] = PercentDecoding.decode(String(parts[position]))

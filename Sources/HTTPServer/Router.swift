@@ -45,7 +45,7 @@ public struct Router: Sendable {
     func match(method: HTTPRequest.Method, path: String) -> Match {
         var allowed: [HTTPRequest.Method] = []
         var fallback: (RouteHandler, [String: String])?
-        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map { Substring($0) }
         for route in routes {
             guard let parameters = route.pattern.match(parts: parts) else { continue }
             guard let routeMethod = route.method else { return .found(route.handler, parameters: parameters) }

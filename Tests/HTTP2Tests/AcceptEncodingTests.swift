@@ -92,4 +92,14 @@ import Testing
         #expect(policy.coding(acceptEncoding: "gzip", contentType: nil, bodySize: 5000) == nil)
         #expect(policy.coding(acceptEncoding: nil, contentType: "application/json", bodySize: 5000) == nil)
     }
+
+    @Test func eligibility_IgnoresAcceptEncoding() {
+        #expect(policy.isEligible(contentType: "application/json", bodySize: 5000))
+        #expect(policy.isEligible(contentType: "text/html; charset=utf-8", bodySize: nil))
+        #expect(!policy.isEligible(contentType: "application/json", bodySize: 1023))
+        #expect(!policy.isEligible(contentType: "image/png", bodySize: 5000))
+        #expect(!policy.isEligible(contentType: nil, bodySize: 5000))
+        #expect(!policy.isEligible(contentType: "application/json", contentEncoding: "gzip", bodySize: 5000))
+        #expect(policy.coding(acceptEncoding: "", contentType: "application/json", bodySize: 5000) == nil)
+    }
 }
