@@ -109,7 +109,9 @@ extension EventLoop {
         for case let connection? in connections {
             guard let deadline = connection.deadline, deadline <= now, !connection.isClosed else { continue }
             connection.deadline = nil
-            if connection.lingerState == .lingering {
+            if connection.lingerState == .lingering
+                || (connection.lingerState == .closeAfterFlush && connection.closesAtDeadline)
+            {
                 connection.close()
             } else {
                 connection.handler?.connection(connection, deadlinePassed: now)
