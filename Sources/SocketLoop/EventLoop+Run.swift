@@ -92,7 +92,10 @@ extension EventLoop {
         while !flushQueue.isEmpty {
             let queue = flushQueue
             flushQueue.removeAll(keepingCapacity: true)
-            for connection in queue { connection.flush() }
+            for (position, connection) in queue.enumerated() {
+                connection.flush()
+                if position & 31 == 31 { runUrgentWork() }
+            }
         }
     }
 

@@ -23,6 +23,8 @@ public final class EventLoop: @unchecked Sendable {
     let connectionCount = Atomic<Int>(0)
 
     private let inbox = Mutex(Inbox())
+    /// Whether urgent work waits: checked between the writes of a long flush.
+    private let hasUrgentWork = Atomic<Bool>(false)
     private let threadIdentity = Atomic<UInt>(0)
     private let stopRequested = Atomic<Bool>(false)
 
@@ -121,6 +123,7 @@ public final class EventLoop: @unchecked Sendable {
         let wasEmpty = inbox.withLock { queue in
             let wasEmpty = queue.isEmpty
             queue.urgent.append(work)
+            hasUrgentWork.store(true, ordering: .relaxed)
             return wasEmpty
         }
         if wasEmpty { wake() }
@@ -162,19 +165,35 @@ public final class EventLoop: @unchecked Sendable {
                 let taken = (queue.urgent, queue.normal)
                 queue.urgent.removeAll(keepingCapacity: true)
                 queue.normal.removeAll(keepingCapacity: true)
+                hasUrgentWork.store(false, ordering: .relaxed)
                 return taken
             }
             if urgent.isEmpty && normal.isEmpty { return }
-            if !urgent.isEmpty {
-                let firstNew = flushQueue.count
-                for item in urgent { item() }
-                // Write the urgent work's output now: connections queued earlier in this iteration
-                // (say, 5 000 streams of a fan-out) are flushed after it, at the end of the iteration.
-                if flushQueue.count > firstNew {
-                    for connection in Array(flushQueue[firstNew...]) { connection.flush() }
-                }
-            }
+            if !urgent.isEmpty { runUrgent(urgent) }
             for item in normal { item() }
+        }
+    }
+
+    /// Runs urgent work queued since the inbox was drained; called between the writes of a long
+    /// flush (thousands of streams after a fan-out), so an answer waits for a few writes only.
+    func runUrgentWork() {
+        guard hasUrgentWork.load(ordering: .relaxed) else { return }
+        let urgent = inbox.withLock { queue in
+            let taken = queue.urgent
+            queue.urgent.removeAll(keepingCapacity: true)
+            hasUrgentWork.store(false, ordering: .relaxed)
+            return taken
+        }
+        if !urgent.isEmpty { runUrgent(urgent) }
+    }
+
+    private func runUrgent(_ urgent: [@Sendable () -> Void]) {
+        let firstNew = flushQueue.count
+        for item in urgent { item() }
+        // Write the urgent work's output now: connections queued earlier in this iteration (say,
+        // 5 000 streams of a fan-out) are flushed after it.
+        if flushQueue.count > firstNew {
+            for connection in Array(flushQueue[firstNew...]) { connection.flush() }
         }
     }
 }
