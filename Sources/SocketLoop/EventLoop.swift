@@ -114,7 +114,9 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs `work` on the loop thread ahead of the work queued with ``execute(_:)`` that has not
     /// started yet, and writes what it queued on its connections at once instead of at the end of
     /// the loop iteration. For answers that must not wait behind bulk work such as an event
-    /// fan-out to thousands of streams. Urgent work runs in the order it was queued.
+    /// fan-out to thousands of streams. Urgent work that arrives while the loop is flushing
+    /// thousands of connections runs after at most 32 more of them. Urgent work runs in the order
+    /// it was queued.
     ///
     /// ```swift
     /// loop.executeUrgently { connection.write(response) }   // leaves before queued fan-out writes
