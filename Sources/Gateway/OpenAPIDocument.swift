@@ -354,7 +354,12 @@ paths:
         proxies from closing the stream. `event: deleted` ends the stream when the scope is
         deleted. `event: auth-expired` (a problem) ends it at the token's `exp`, and
         `event: closing` (`{"reason":"rotation"}`) after `--stream-max-age`: reconnect with
-        `Last-Event-ID` (and a fresh token) to resume exactly. Every event's `data` is one line of
+        `Last-Event-ID` (and a fresh token) to resume exactly. A subscriber that leaves more than
+        `--max-pending-bytes` of events unread is dropped: what was already queued for it is still
+        written, then `event: error` with a `Problem` of type `/problems/slow-consumer` (no `id`),
+        then the stream ends and the connection closes (on HTTP/2 the stream ends, or is reset if
+        the client does not read it within a few seconds); reconnect with `Last-Event-ID` set to
+        the last id received to get the rest, exactly once. Every event's `data` is one line of
         JSON; `id` is the scope version.
 
         ```
@@ -385,7 +390,8 @@ paths:
                 description: |
                   A stream of events whose `data` follows `SnapshotEvent` (events `snapshot` and
                   `reset`), `ChangeSetEvent` (event `changeset`), nothing (`deleted`) or `Problem`
-                  (`error`, sent before a slow subscriber is disconnected).
+                  (`error`: `/problems/slow-consumer`, the last event before a slow subscriber
+                  is disconnected; `auth-expired`), or `ClosingEvent` (`closing`).
               x-events:
                 snapshot: { $ref: "#/components/schemas/ScopeState" }
                 reset: { $ref: "#/components/schemas/ScopeState" }

@@ -1,5 +1,6 @@
 import HTTPServer
 import HTTPTypes
+import JetstreamModel
 
 extension Problem {
     /// The problem for an error the HTTP engine answers itself (malformed request, limits,
@@ -28,5 +29,21 @@ extension Problem {
         // Keep the engine's status (e.g. a 400 variant) even where the kind maps to it loosely.
         response.head.status = status
         return response
+    }
+
+    /// `event: error` carrying the `slow-consumer` problem: the last event of a stream dropped for
+    /// leaving more than `maxPendingBytes` unread; install with
+    /// ``HTTPServerConfiguration/slowSubscriberEvent``. No `id`, so `Last-Event-ID` stays the last
+    /// change set the client received.
+    ///
+    /// ```swift
+    /// configuration.slowSubscriberEvent = Problem.slowSubscriberEvent(maxPendingBytes: 1 << 20)
+    /// ```
+    public static func slowSubscriberEvent(maxPendingBytes: Int) -> EncodedEvent {
+        let problem = Problem(
+            .slowConsumer,
+            detail: "more than \(maxPendingBytes) bytes of events waited unread, so the stream ends; "
+                + "reconnect with Last-Event-ID set to the last event id received to get the rest")
+        return ScopeEvents.event("error", id: nil, json: JSONValue.object(problem.jsonObject).encoded())
     }
 }

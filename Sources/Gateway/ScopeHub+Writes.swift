@@ -17,7 +17,9 @@ enum SubmitOutcome: Sendable {
 extension ScopeHub {
     /// Validates and applies `changeSet` to the scope's staged state, then appends it durably;
     /// `completion` runs once the record is durable (on the store's thread) or at once when the set
-    /// is rejected. Subscribers see the change set before the writer's answer is sent.
+    /// is rejected. The change set is queued to every subscriber's loop before the answer is
+    /// given; the answer then jumps ahead of that fan-out on the writer's loop (the responder
+    /// delivers with `executeUrgently`), so it does not wait for thousands of stream writes.
     ///
     /// Submissions to one scope are serialised by the scope's lock; the next one is validated
     /// against the staged state while earlier ones are still being made durable, so concurrent

@@ -45,15 +45,21 @@ extension HTTP2ServerSession {
     /// window allows; at most ``HTTP2Configuration/maxPendingBytesPerStream`` wait here (one
     /// write larger than the cap is accepted when nothing else waits, so progress is possible).
     ///
+    /// - Parameter exceedingCap: queue even past the cap (a last message before ending a stream
+    ///   that overflowed, such as an SSE `event: error`).
     /// - Returns: ``HTTP2WriteResult/overflow`` when the client is not keeping up (nothing was
     ///   queued; reset the stream or drop the subscriber), ``HTTP2WriteResult/streamNotWritable``
     ///   when the stream is closed or ended.
     @discardableResult
-    public func write(_ bytes: some Collection<UInt8>, to stream: HTTP2StreamID) -> HTTP2WriteResult {
+    public func write(
+        _ bytes: some Collection<UInt8>, to stream: HTTP2StreamID, exceedingCap: Bool = false
+    ) -> HTTP2WriteResult {
         guard let state = streams[stream.rawValue], state.responseStarted, !state.endWritten else {
             return .streamNotWritable
         }
-        if state.pendingCount > 0 && state.pendingCount + bytes.count > configuration.maxPendingBytesPerStream {
+        if !exceedingCap, state.pendingCount > 0,
+            state.pendingCount + bytes.count > configuration.maxPendingBytesPerStream
+        {
             return .overflow
         }
         state.enqueue(bytes)

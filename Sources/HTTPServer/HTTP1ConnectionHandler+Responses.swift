@@ -77,6 +77,15 @@ extension HTTP1ConnectionHandler {
         }
     }
 
+    /// After a slow subscriber's stream ended: no further request is read; the connection closes
+    /// once its last bytes are written, or after the linger timeout if the peer never reads them.
+    func closeAfterSlowStream() {
+        state.close()
+        current = nil
+        syncDeadline()
+        connection.closeAfterFlush(within: connection.loop.lingerTimeout)
+    }
+
     /// Answers a request that cannot be served (bad syntax, limits, timeout) and closes.
     func reject(_ error: HTTP1ParseError) {
         state.close()

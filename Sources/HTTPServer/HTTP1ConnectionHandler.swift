@@ -96,7 +96,11 @@ final class HTTP1ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
         // A bounded response may exceed the cap (it is written as the peer reads); a stream may not.
         guard state.phase == .streaming else { return }
         core.stats.droppedSlowSubscribers.add(1, ordering: .relaxed)
-        connection.close()
+        if let streamSink {
+            streamSink.endAsSlowSubscriber()
+        } else {
+            connection.close()
+        }
     }
 
     func connectionShouldQuiesce(_ connection: Connection) {

@@ -36,12 +36,31 @@ final class HTTP1EventStreamSink: EventStreamSink {
 
     func end() {
         guard isActive else { return }
-        if let tail = compressor?.finish() { handler.connection.write(chunked ? tail.chunk : tail.payload) }
-        if chunked { handler.connection.write(ByteSlice(Self.lastChunk)) }
+        writeEnd()
         let keepAlive = handler.current?.keepAlive ?? false
         finish()
         handler.streamSink = nil
         handler.finishResponse(keepAlive: keepAlive)
+    }
+
+    /// Ends a stream whose peer left more than the cap unread: the configured farewell event
+    /// (`event: error`) is queued past the cap, the body ends, and the connection closes once
+    /// that is written or after the linger timeout. The peer resumes with `Last-Event-ID`.
+    func endAsSlowSubscriber() {
+        guard isActive else { return }
+        // The connection reports the cap once per excursion, so these writes do not re-enter.
+        if let farewell = handler.core.configuration.slowSubscriberEvent { write(farewell) }
+        guard isActive else { return }
+        writeEnd()
+        finish()
+        handler.streamSink = nil
+        handler.closeAfterSlowStream()
+    }
+
+    /// The gzip trailer and the last chunk (HTTP/1.1); nothing ends a close-delimited body.
+    private func writeEnd() {
+        if let tail = compressor?.finish() { handler.connection.write(chunked ? tail.chunk : tail.payload) }
+        if chunked { handler.connection.write(ByteSlice(Self.lastChunk)) }
     }
 
     /// Releases the stream (connection closed or stream ended) and runs its close callbacks.

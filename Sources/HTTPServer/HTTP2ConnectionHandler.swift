@@ -29,6 +29,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
     var active: [UInt64: ActiveRequest] = [:]
     var requestIDs: [HTTP2StreamID: UInt64] = [:]
     var sinks: [HTTP2StreamID: HTTP2EventStreamSink] = [:]
+    /// Event streams ended as slow subscribers, reset if still open at their instant.
+    var slowStreamDeadlines: [HTTP2StreamID: LoopInstant] = [:]
     private var nextRequestID: UInt64 = 0
     /// The HTTP version an upgraded request (stream 1) arrived with.
     private var upgradedVersion: String?
@@ -108,6 +110,14 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
     }
 
     func connection(_ connection: Connection, deadlinePassed now: LoopInstant) {
+        let expired = slowStreamDeadlines.filter { $0.value <= now }.map(\.key)
+        if !expired.isEmpty, let session {
+            for stream in expired {
+                slowStreamDeadlines[stream] = nil
+                session.reset(stream, errorCode: .cancel)
+            }
+            flush()
+        }
         switch state.deadlinePassed(now: now) {
         case .none:
             break
@@ -117,7 +127,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
         case .heartbeat:
             for sink in sinks.values { sink.write(EncodedEvent.heartbeat) }
         }
-        connection.deadline = state.deadline
+        connection.deadline = nextDeadline
     }
 
     func connectionExceededPendingLimit(_ connection: Connection) {
@@ -160,6 +170,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
             case .request(let stream, let head, let body):
                 dispatch(stream: stream, head: head, body: body)
             case .streamClosed(let stream, _):
+                slowStreamDeadlines[stream] = nil
                 if let requestID = requestIDs.removeValue(forKey: stream) { active[requestID] = nil }
                 sinks.removeValue(forKey: stream)?.finish()
             case .goAway:
@@ -217,7 +228,20 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
 
     func updateDeadline() {
         state.update(activeStreams: requestIDs.count, eventStreams: sinks.count, now: connection.loop.now)
-        connection.deadline = state.deadline
+        connection.deadline = nextDeadline
+    }
+
+    /// The state's deadline or the first slow stream's reset, whichever comes first.
+    private var nextDeadline: LoopInstant? {
+        guard let slow = slowStreamDeadlines.values.min() else { return state.deadline }
+        guard let own = state.deadline else { return slow }
+        return min(own, slow)
+    }
+
+    /// Resets `stream` (CANCEL) at `instant` unless it has closed by then.
+    func resetUnlessClosed(_ stream: HTTP2StreamID, at instant: LoopInstant) {
+        slowStreamDeadlines[stream] = instant
+        connection.deadline = nextDeadline
     }
 
     private static let switchingProtocols = Array(

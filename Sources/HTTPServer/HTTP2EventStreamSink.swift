@@ -5,8 +5,10 @@ import Synchronization
 
 /// Writes an ``EventStream`` onto one HTTP/2 stream: each event's SSE bytes (gzip'd per stream
 /// when negotiated) become DATA as the client's window allows. A client that leaves more than
-/// ``HTTP2Configuration/maxPendingBytesPerStream`` unread is dropped: the stream is reset
-/// (CANCEL) and counted in `droppedSlowSubscribers`; it reconnects with `Last-Event-ID`.
+/// ``HTTP2Configuration/maxPendingBytesPerStream`` unread is dropped: it gets the configured
+/// `event: error` past the cap, then END_STREAM (or a reset, CANCEL, if it has not read them
+/// within the linger timeout); counted in `droppedSlowSubscribers`, it reconnects with
+/// `Last-Event-ID`.
 final class HTTP2EventStreamSink: EventStreamSink {
     private unowned let handler: HTTP2ConnectionHandler
     let streamID: HTTP2StreamID
@@ -40,9 +42,29 @@ final class HTTP2EventStreamSink: EventStreamSink {
         }
         if result == .overflow {
             handler.core.stats.droppedSlowSubscribers.add(1, ordering: .relaxed)
-            session.reset(streamID, errorCode: .cancel)
+            endAsSlowSubscriber(session)
         }
         handler.flush()
+    }
+
+    /// The client left more than the cap unread: queue the configured farewell event past the cap,
+    /// end the stream after it, and reset the stream if the client has not taken it all within
+    /// the linger timeout.
+    private func endAsSlowSubscriber(_ session: HTTP2ServerSession) {
+        isEnding = true
+        var last: [UInt8] = []
+        if let farewell = handler.core.configuration.slowSubscriberEvent {
+            if let compressor {
+                last = compressor.compress(farewell)?.payloadBytes ?? []
+            } else {
+                last = farewell.payloadBytes
+            }
+        }
+        if let tail = compressor?.finish() { last += tail.payloadBytes }
+        if !last.isEmpty { session.write(last, to: streamID, exceedingCap: true) }
+        session.endStream(streamID)
+        let loop = handler.connection.loop
+        handler.resetUnlessClosed(streamID, at: loop.now.advanced(by: loop.lingerTimeout))
     }
 
     /// Ends the stream after what is queued (END_STREAM); the stream is released when nghttp2

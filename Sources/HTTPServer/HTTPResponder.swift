@@ -48,13 +48,21 @@ public final class HTTPResponder: Sendable {
     public var hasResponded: Bool { answered.load(ordering: .acquiring) }
 
     /// Sends `response` (from any thread); returns false if the request was already answered.
+    /// From another thread the answer jumps the loop's queue of pending work and is written at
+    /// once (``SocketLoop/EventLoop/executeUrgently(_:)``).
     @discardableResult
     public func respond(_ response: HTTPServerResponse) -> Bool {
         guard claim() else { return false }
         onAnswer?(response.status, response.body.count, false)
         let channel = self.channel
         let requestID = self.requestID
-        loop.executeOrRunNow { channel.deliver(response, for: requestID) }
+        if loop.inEventLoop {
+            channel.deliver(response, for: requestID)
+        } else {
+            // Ahead of queued stream writes: a writer's answer must not wait for the fan-out of
+            // its own change set to thousands of subscribers on the same loop.
+            loop.executeUrgently { channel.deliver(response, for: requestID) }
+        }
         return true
     }
 

@@ -28,6 +28,15 @@ public struct HTTPServerConfiguration: Sendable {
     public var heartbeatInterval: Duration
     /// Unsent bytes per connection; an event stream over it is dropped as a slow subscriber.
     public var maxPendingBytes: Int
+    /// The last event written to a stream dropped as a slow subscriber, past the cap (once), before
+    /// the stream ends and the connection closes (once written, or after the linger timeout if
+    /// the peer never reads it). It carries no `id`, so the client's `Last-Event-ID` stays the
+    /// last event it received. nil drops the stream without it.
+    ///
+    /// ```swift
+    /// configuration.slowSubscriberEvent = SSEEvent(event: "error", data: #"{"type":"slow"}"#).encoded()
+    /// ```
+    public var slowSubscriberEvent: EncodedEvent?
     /// Time allowed for in-flight work after a shutdown begins; then connections are closed.
     public var gracePeriod: Duration
     /// An optional `Server` header value.
@@ -59,10 +68,18 @@ public struct HTTPServerConfiguration: Sendable {
         idleTimeout = .seconds(60)
         heartbeatInterval = .seconds(15)
         maxPendingBytes = 1 << 20
+        slowSubscriberEvent = Self.defaultSlowSubscriberEvent
         gracePeriod = .seconds(10)
         serverName = nil
         errorResponse = { status, reason in HTTPError(status, reason).response }
         accessLog = nil
         responseHeaders = nil
     }
+
+    /// `event: error` with a problem+json-shaped body telling the client to reconnect.
+    public static let defaultSlowSubscriberEvent = SSEEvent(
+        event: "error",
+        data: #"{"type":"about:blank","title":"Subscriber too slow","status":429,"#
+            + #""detail":"too much unsent data waited for this stream; reconnect with Last-Event-ID"}"#
+    ).encoded()
 }

@@ -196,6 +196,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.heartbeatInterval = .seconds(heartbeatInterval)
         configuration.maxPendingBytes = maxPendingBytes
+        configuration.slowSubscriberEvent = Problem.slowSubscriberEvent(maxPendingBytes: maxPendingBytes)
         configuration.gracePeriod = .seconds(gracePeriod)
         configuration.serverName = "jetstream"
         configuration.errorResponse = Problem.engineResponse

@@ -31,6 +31,8 @@ public final class Connection: @unchecked Sendable {
     var hasUnreadInput = false
     private var isOverLimitNotified = false
     var lingerState = LingerState.open
+    /// Set by ``closeAfterFlush(within:)``: the deadline closes the connection even if unflushed.
+    var closesAtDeadline = false
 
     enum LingerState {
         case open
@@ -113,6 +115,18 @@ public final class Connection: @unchecked Sendable {
         guard !isClosed, lingerState == .open else { return }
         lingerState = .closeAfterFlush
         if pendingBytes == 0 { beginLinger() }
+    }
+
+    /// Like ``closeAfterFlush()``, but if the peer has not taken everything queued within `timeout`
+    /// (it stopped reading), the connection is closed then and the rest dropped. The handler's
+    /// deadline is replaced.
+    public func closeAfterFlush(within timeout: Duration) {
+        guard !isClosed, lingerState == .open else { return }
+        closeAfterFlush()
+        if lingerState == .closeAfterFlush {
+            closesAtDeadline = true
+            deadline = loop.now.advanced(by: timeout)
+        }
     }
 
     /// Closes the socket at once, dropping anything unsent.

@@ -92,7 +92,10 @@ extension EventLoop {
         while !flushQueue.isEmpty {
             let queue = flushQueue
             flushQueue.removeAll(keepingCapacity: true)
-            for connection in queue { connection.flush() }
+            for (position, connection) in queue.enumerated() {
+                connection.flush()
+                if position & 31 == 31 { runUrgentWork() }
+            }
         }
     }
 
@@ -109,7 +112,9 @@ extension EventLoop {
         for case let connection? in connections {
             guard let deadline = connection.deadline, deadline <= now, !connection.isClosed else { continue }
             connection.deadline = nil
-            if connection.lingerState == .lingering {
+            if connection.lingerState == .lingering
+                || (connection.lingerState == .closeAfterFlush && connection.closesAtDeadline)
+            {
                 connection.close()
             } else {
                 connection.handler?.connection(connection, deadlinePassed: now)

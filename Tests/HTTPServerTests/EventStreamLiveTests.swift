@@ -106,6 +106,14 @@ import Testing
             #expect(await waitUntil { server.stats.droppedSlowSubscribers == 1 })
             #expect(await waitUntil { box.group.subscriberCount == 0 })
             #expect(box.closed.load(ordering: .relaxed) == 1)
+            // What was queued still arrives, then the farewell `event: error`, the last chunk, and
+            // the server closes the connection.
+            let farewellEvent = HTTPServerConfiguration.defaultSlowSubscriberEvent
+            let farewell = String(decoding: farewellEvent.payloadBytes, as: UTF8.self)
+            #expect(farewell.hasPrefix("event: error\n"))
+            let text = await slow.readToEnd()
+            #expect(text.hasSuffix("\r\n" + farewell + "\r\n0\r\n\r\n"))
+            #expect(!text.dropLast(farewell.utf8.count).contains("event: error"))
         }
     }
 

@@ -108,6 +108,27 @@ final class EchoHandler: ConnectionHandler {
         #expect(onLoop.load(ordering: .relaxed) == 100)
     }
 
+    @Test func urgentWorkRunsAheadOfQueuedWorkAndInOrder() async throws {
+        let server = try makeServer(loops: 1)
+        defer { server.stop() }
+        let loop = try #require(server.loops.first)
+        let seen = Mutex<[String]>([])
+        let started = Atomic<Bool>(false)
+        let release = Atomic<Bool>(false)
+        defer { release.store(true, ordering: .releasing) }  // before the server stops
+        // Holds the loop until everything below is queued behind it.
+        loop.execute {
+            started.store(true, ordering: .releasing)
+            while !release.load(ordering: .acquiring) { usleep(1000) }
+        }
+        #expect(await waitUntil { started.load(ordering: .acquiring) })
+        for name in ["n1", "n2"] { loop.execute { seen.withLock { $0.append(name) } } }
+        for name in ["u1", "u2"] { loop.executeUrgently { seen.withLock { $0.append(name) } } }
+        release.store(true, ordering: .releasing)
+        #expect(await waitUntil { seen.withLock { $0.count } == 4 })
+        #expect(seen.withLock { $0 } == ["u1", "u2", "n1", "n2"])
+    }
+
     @Test func deadlinesFireOnTheCoarseTick() async throws {
         final class Expiring: ConnectionHandler {
             func connectionDidOpen(_ connection: Connection) {

@@ -299,6 +299,64 @@ def test_a_subscriber_that_does_not_read_is_dropped(start_server):
     assert len(versions) < len(answers)
 
 
+def slow_subscribers_dropped(api: Api) -> float:
+    for line in api.http.get("/metrics").text.splitlines():
+        if line.startswith("jetstream_sse_slow_subscribers_dropped_total "):
+            return float(line.split()[1])
+    raise AssertionError("no jetstream_sse_slow_subscribers_dropped_total sample")
+
+
+def test_a_dropped_slow_subscriber_gets_an_error_event_and_resumes_exactly(start_server):
+    server = start_server("--max-pending-bytes", "65536")
+    api = Api(server.url)
+    name, state = api.create_canvas()
+    root = state["rootUUID"]
+    # A tiny receive buffer (set before connect) keeps the window small; the client then does
+    # not read while 30 KB change sets are accepted, until the server reports the drop.
+    stream = SSEStream(server.url, events_path(name), receive_buffer=4096)
+    answers: list[dict] = []
+    try:
+        snapshot = stream.expect_event()
+        assert snapshot.type == "snapshot"
+        for n in range(400):
+            answers.append(api.apply(name, [change(root, "Canvas", name=f"{n:04}" + "x" * 30_000)]))
+            if slow_subscribers_dropped(api) >= 1:
+                break
+        else:
+            pytest.fail("400 change sets of 30 KB never exceeded 64 KiB of unsent data")
+        # Accepted after the drop: these reach the client only through the resume.
+        answers += [api.apply(name, [change(root, "Canvas", name=f"late{n}")]) for n in range(3)]
+        received = stream.read_to_end(timeout=60)
+        assert stream.eof, "the stream did not end"
+        # The connection is closed as well (the server shut down its side after the error).
+        stream.sock.settimeout(30)
+        assert stream.sock.recv(1) == b""
+    finally:
+        stream.close()
+    assert received, "nothing after the snapshot, not even the error event"
+    error = received.pop()
+    assert error.type == "error", [(e.type, e.id) for e in received[-3:]] + [(error.type, error.id)]
+    assert error.id is None  # Last-Event-ID stays the last change set received
+    problem = error.json()
+    assert problem["type"] == "/problems/slow-consumer"
+    assert problem["title"] and "Last-Event-ID" in problem["detail"]
+    assert all(e.type == "changeset" for e in received)
+    versions = [int(e.id) for e in received]
+    assert versions == [a["version"] for a in answers[:len(versions)]]
+    missed = answers[len(versions):]
+    assert len(missed) >= 3
+
+    last_seen = versions[-1] if versions else int(snapshot.id)
+    with SSEStream(server.url, events_path(name), {"Last-Event-ID": str(last_seen)}) as resumed:
+        events = resumed.take(len(missed), timeout=60)
+        assert [(e.type, e.id) for e in events] == [("changeset", str(a["version"])) for a in missed]
+        assert [e.json() for e in events] == [as_event(a) for a in missed]
+        # Exactly once: the next event is the next change set, not a repeat.
+        following = api.apply(name, [change(root, "Canvas", name="after")])
+        assert resumed.expect_event().id == str(following["version"])
+    api.close()
+
+
 def test_delete_while_writers_post_ends_streams_after_every_answered_set(api, server):
     name, state = api.create_canvas()
     root = state["rootUUID"]

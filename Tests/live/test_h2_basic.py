@@ -309,7 +309,9 @@ def test_slow_h2_subscriber_is_dropped_not_buffered(bin_dir):
     process, port = start_server(bin_dir)
     try:
         # A client that never reads: its 1,000-byte window fills at once, then the server queues
-        # at most 256 KiB for the stream and resets it (CANCEL) instead of buffering more.
+        # at most 256 KiB for the stream (plus its `event: error` and END_STREAM) instead of
+        # buffering more, and resets it (CANCEL) when the client has not read that within the
+        # linger timeout.
         client = H2Client(port, window=1000)
         client.read_until(lambda: any(isinstance(e, h2.events.RemoteSettingsChanged) for e in client.events))
         stream = client.request("/subscribe")
@@ -323,6 +325,44 @@ def test_slow_h2_subscriber_is_dropped_not_buffered(bin_dir):
             assert len(client.data.get(stream, b"")) <= 1000
             stats = publisher.get(f"http://127.0.0.1:{port}/stats").json()
         assert stats["droppedSlowSubscribers"] == 1
+        client.close()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=TIMEOUT)
+
+
+def test_slow_h2_subscriber_that_reads_again_gets_the_error_event_then_the_end(bin_dir):
+    process, port = start_server(bin_dir)
+    try:
+        client = H2Client(port, window=1000)
+        client.read_until(lambda: any(isinstance(e, h2.events.RemoteSettingsChanged) for e in client.events))
+        stream = client.request("/subscribe")
+        client.read_until(lambda: stream in client.headers)
+        with httpx.Client(timeout=TIMEOUT) as publisher:
+            def dropped():
+                return publisher.get(f"http://127.0.0.1:{port}/stats").json()["droppedSlowSubscribers"]
+
+            for index in range(40):  # 400 KB > the 256 KiB cap
+                publisher.post(f"http://127.0.0.1:{port}/publish", content=b"%02d" % index + b"y" * 10_000)
+                if dropped():
+                    break
+            deadline = time.monotonic() + 1
+            while not dropped() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert dropped() == 1
+        # Reading again (a large window) within the linger timeout: what was queued, then the
+        # farewell event, then END_STREAM; no reset.
+        client.conn.increment_flow_control_window(1 << 24)
+        client.conn.increment_flow_control_window(1 << 24, stream_id=stream)
+        client.flush()
+        client.read_until(lambda: stream in client.ended or stream in client.reset)
+        assert stream in client.ended and stream not in client.reset
+        text = client.data[stream].decode()
+        assert text.endswith('"detail":"too much unsent data waited for this stream; '
+                             'reconnect with Last-Event-ID"}\n\n'), text[-300:]
+        events = [block for block in text.split("\n\n") if block]
+        assert events[-1].startswith("event: error\ndata: {"), events[-1]
+        assert sum(block.startswith("event: error") for block in events) == 1
         client.close()
     finally:
         process.send_signal(signal.SIGTERM)
