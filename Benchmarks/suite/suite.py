@@ -392,15 +392,17 @@ class Suite:
         root_bin = None
         if not (a.jetstream and (a.modelbench or "apply" not in a.workloads)):
             root_bin = self.bin_path(ROOT)
-        self.jetstream = pathlib.Path(a.jetstream) if a.jetstream else root_bin / "jetstream"
-        self.modelbench = pathlib.Path(a.modelbench) if a.modelbench else (root_bin / "ModelBench" if root_bin else None)
+        # Absolute: servers start in their own temp directories.
+        self.jetstream = pathlib.Path(a.jetstream).resolve() if a.jetstream else root_bin / "jetstream"
+        self.modelbench = (
+            pathlib.Path(a.modelbench).resolve() if a.modelbench else (root_bin / "ModelBench" if root_bin else None))
         self.bench = shlex.split(a.bench_override) if a.bench_override else [str(self.jetstream), "bench"]
         # A missing reference fails its rows (FAILED), not the whole suite.
         self.reference = None
         self.reference_problem = None
         if "hummingbird" in a.targets and set(a.workloads) & SUPPORTS["hummingbird"]:
             if a.reference:
-                self.reference = pathlib.Path(a.reference)
+                self.reference = pathlib.Path(a.reference).resolve()
             elif REFERENCE_PACKAGE.is_dir():
                 self.reference = self.bin_path(REFERENCE_PACKAGE) / "jetstream-reference"
             else:
