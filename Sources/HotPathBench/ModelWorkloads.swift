@@ -78,7 +78,7 @@ final class ModelWorkloads {
     func benchmarks() -> [MicroBenchmark] {
         let ten = tenFragmentBody
         let one = oneFragmentBody
-        let objects = scope.state.count
+        let objects = Report.grouped(scope.state.count)
         return [
             MicroBenchmark(
                 "fragments.decode.10", "decode body → 10 fragments (JSONParser + SyncFragment)", bytesPerOp: ten.count,

@@ -6,7 +6,7 @@ enum Report {
         var lines = [
             "# HotPathBench\(quick ? " (quick: few samples, smaller scope)" : "")", "",
             "Per operation; p50/p99 over samples of `batch` consecutive operations (batch 1 = each timed alone).",
-            "Scope: \(scopeObjects) objects. MB = 10^6 bytes.", "",
+            "Scope: \(grouped(scopeObjects)) objects. MB = 10^6 bytes.", "",
             "| operation | key | bytes/op | p50 µs | p99 µs | mean µs | ops/s | items/s | MB/s | batch × samples |",
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
