@@ -5,7 +5,7 @@ struct MicroResult {
     /// Timed samples.
     let samples: Int
     /// Operations per sample: 1 for slow operations, more for sub-microsecond ones so the clock's
-    /// own cost (~25 ns a reading) stays a small part of each sample.
+    /// own cost (tens of nanoseconds a reading) stays a small part of each sample.
     let batch: Int
     let p50Micros: Double
     let p99Micros: Double
