@@ -51,8 +51,11 @@ let package = Package(
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
             swiftSettings: strictSettings),
+        // The bench scope (layered canvas) shared by ModelBench and HotPathBench.
+        .target(name: "BenchSupport", dependencies: ["JetstreamModel"], swiftSettings: strictSettings),
         // `swift run -c release ModelBench`: model-core benchmark (docs/benchmarks.md).
-        .executableTarget(name: "ModelBench", dependencies: ["JetstreamModel"], swiftSettings: strictSettings),
+        .executableTarget(
+            name: "ModelBench", dependencies: ["JetstreamModel", "BenchSupport"], swiftSettings: strictSettings),
         // The typed model framework of the original (ModelObject, Scope, observation).
         .target(name: "Jetstream", dependencies: ["JetstreamModel"], swiftSettings: strictSettings),
 
@@ -87,6 +90,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings),
+
+        // `swift run -c release HotPathBench`: microbenchmarks of the per-request hot paths
+        // (HTTP/1 parse, fragment decode/apply, SSE encode, response encode; docs/benchmarks.md).
+        .executableTarget(
+            name: "HotPathBench",
+            dependencies: [
+                "HTTP1", "HTTP2", "HTTPServer", "SocketLoop", "JetstreamModel", "BenchSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strictSettings),
 

@@ -1,21 +1,38 @@
+import BenchSupport
 import Foundation
 import JetstreamModel
 
-// Model-core benchmark. Run: swift run -c release ModelBench [--quick]
+// Model-core benchmark. Run: swift run -c release ModelBench [--quick] [--json]
 // --quick uses smaller scopes (for a smoke run in debug builds); --only apply|state|json runs one
-// section (for profiling).
+// section (for profiling); --json prints one JSON object on stdout instead of the Markdown tables
+// (apply p50/p99/mean per scope size, the state steps, the JSON coder rates).
 
 let quick = CommandLine.arguments.contains("--quick")
+let asJSON = CommandLine.arguments.contains("--json")
+/// Markdown output; silent with `--json`, whose object is printed at the end.
+func say(_ line: String) { if !asJSON { print(line) } }
+var applyRows: [JSONValue] = []
+var stateSteps = JSONObject()
+var coderRows: [JSONValue] = []
+func jsonNumber(_ value: Double, _ digits: Int = 3) -> JSONValue {
+    .number(JSONNumber(Double(Measure.format(value, digits))!))
+}
+@MainActor func printJSON() {
+    var document: JSONObject = ["benchmark": "ModelBench", "quick": .bool(quick), "apply": .array(applyRows)]
+    if !stateSteps.isEmpty { document["state"] = .object(stateSteps) }
+    if !coderRows.isEmpty { document["json"] = .array(coderRows) }
+    print(String(decoding: JSONValue.object(document).encoded(), as: UTF8.self))
+}
 let only = CommandLine.arguments.firstIndex(of: "--only").map { CommandLine.arguments[$0 + 1] }
 func runs(_ section: String) -> Bool { only == nil || only == section }
 let sizes = quick ? [1_000, 10_000] : [10_000, 100_000, 1_000_000]
 let setsPerSize = quick ? 200 : 2_000
 let stateSize = quick ? 10_000 : 100_000
 
-print("# ModelBench\(quick ? " (quick)" : "")\n")
-print("## validate + apply of a 10-fragment change set (3 add, 3 removed, 7 change), a snapshot held\n")
+say("# ModelBench\(quick ? " (quick)" : "")\n")
+say("## validate + apply of a 10-fragment change set (3 add, 3 removed, 7 change), a snapshot held\n")
 let applyWidths = [10, 12, 14, 12, 12, 12, 16]
-print(
+say(
     Measure.row(
         ["objects", "build (s)", "build obj/s", "apply p50 µs", "apply p99 µs", "apply mean", "parse+apply p50"],
         widths: applyWidths))
@@ -59,7 +76,17 @@ for size in sizes where runs("apply") || size == stateSize {
         scope.state = applied.state
     }
     precondition(snapshot.version + 1 == scope.state.version)
-    print(
+    applyRows.append(
+        [
+            "objects": .number(JSONNumber(objectCount)), "sets": .number(JSONNumber(applyTimes.count)),
+            "buildSeconds": jsonNumber(buildSeconds),
+            "buildObjectsPerSecond": jsonNumber(Double(objectCount) / buildSeconds, 0),
+            "p50Micros": jsonNumber(Measure.percentile(applyTimes, 0.5)),
+            "p99Micros": jsonNumber(Measure.percentile(applyTimes, 0.99)),
+            "meanMicros": jsonNumber(applyTimes.reduce(0, +) / Double(applyTimes.count)),
+            "parseApplyP50Micros": jsonNumber(Measure.percentile(parseApplyTimes, 0.5)),
+        ])
+    say(
         Measure.row(
             [
                 "\(objectCount)", Measure.format(buildSeconds, 2),
@@ -102,24 +129,33 @@ if runs("state") {
             importing: decoded, rootUUID: state.rootUUID, version: state.version, schema: BenchScope.schema)
     }
     precondition(imported == state, "import did not reproduce the state")
-    print("\n## full state of \(state.count) objects\n")
-    print("step | seconds | note")
-    print("export fragments (pre-order) | \(Measure.format(exportSeconds, 3)) |")
-    print("encode to JSON (JSONWriter) | \(Measure.format(encodeSeconds, 3)) | \(Measure.format(mb)) MB")
-    print("parse JSON (JSONParser) | \(Measure.format(parseSeconds, 3)) |")
-    print("decode fragments | \(Measure.format(decodeSeconds, 3)) |")
-    print("import (validate + build) | \(Measure.format(importSeconds, 3)) |")
-    print("export total (export + encode) | \(Measure.format(exportSeconds + encodeSeconds, 3)) |")
+    say("\n## full state of \(state.count) objects\n")
+    say("step | seconds | note")
+    say("export fragments (pre-order) | \(Measure.format(exportSeconds, 3)) |")
+    say("encode to JSON (JSONWriter) | \(Measure.format(encodeSeconds, 3)) | \(Measure.format(mb)) MB")
+    say("parse JSON (JSONParser) | \(Measure.format(parseSeconds, 3)) |")
+    say("decode fragments | \(Measure.format(decodeSeconds, 3)) |")
+    say("import (validate + build) | \(Measure.format(importSeconds, 3)) |")
+    say("export total (export + encode) | \(Measure.format(exportSeconds + encodeSeconds, 3)) |")
     var streamed = JSONWriter(capacity: 32 << 20)
     let streamSeconds = Measure.time { state.writeState(name: "bench-1", to: &streamed) }
     precondition(streamed.bytes.count == stateBytes.count)
-    print("GET body streamed (writeState: walk + write) | \(Measure.format(streamSeconds, 3)) |")
-    print(
+    stateSteps = [
+        "objects": .number(JSONNumber(state.count)), "megabytes": jsonNumber(mb),
+        "exportSeconds": jsonNumber(exportSeconds), "encodeSeconds": jsonNumber(encodeSeconds),
+        "streamSeconds": jsonNumber(streamSeconds), "parseSeconds": jsonNumber(parseSeconds),
+        "decodeSeconds": jsonNumber(decodeSeconds), "importSeconds": jsonNumber(importSeconds),
+    ]
+    say("GET body streamed (writeState: walk + write) | \(Measure.format(streamSeconds, 3)) |")
+    say(
         "import total (parse + decode + import) | \(Measure.format(parseSeconds + decodeSeconds + importSeconds, 3)) |")
 }
-guard runs("json") else { exit(0) }
+guard runs("json") else {
+    if asJSON { printJSON() }
+    exit(0)
+}
 
-print("\n## JSON throughput (MB/s; higher is better)\n")
+say("\n## JSON throughput (MB/s; higher is better)\n")
 // Two corpora: the full state document above, and a typical 10-fragment POST body.
 var bodyScope = BenchScope(objects: 2_000)
 let body = JSONValue.object(["fragments": .array(bodyScope.typicalChangeSet().map(\.jsonValue))]).encoded()
@@ -199,7 +235,13 @@ results.append(
         try! throughput(bytes: body.count, repeats: bodyRepeats) { _ = try JSONEncoder().encode(codableBody) }
     ))
 let jsonWidths = [42, 22, 22]
-print(Measure.row(["coder", "state \(Measure.format(mb)) MB", "body \(body.count) B"], widths: jsonWidths))
+say(Measure.row(["coder", "state \(Measure.format(mb)) MB", "body \(body.count) B"], widths: jsonWidths))
 for (name, stateRate, bodyRate) in results {
-    print(Measure.row([name, Measure.format(stateRate), Measure.format(bodyRate)], widths: jsonWidths))
+    say(Measure.row([name, Measure.format(stateRate), Measure.format(bodyRate)], widths: jsonWidths))
+    coderRows.append(
+        [
+            "coder": .string(name), "stateMegabytesPerSecond": jsonNumber(stateRate, 1),
+            "bodyMegabytesPerSecond": jsonNumber(bodyRate, 1),
+        ])
 }
+if asJSON { printJSON() }

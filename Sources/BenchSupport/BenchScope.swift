@@ -2,9 +2,17 @@ import Foundation
 import JetstreamModel
 
 /// A layered canvas: Canvas → layers → groups → 100 shapes each, so scopes of any size keep small
-/// collections and a change set touches the same amount whatever the scope's size.
-struct BenchScope {
-    static let schema: Schema = {
+/// collections and a change set touches the same amount whatever the scope's size. Shared by
+/// `ModelBench` and `HotPathBench`.
+///
+/// ```swift
+/// var scope = BenchScope(objects: 10_000)
+/// let fragments = scope.typicalChangeSet()
+/// let outcome = scope.state.applying(fragments, schema: BenchScope.schema, limits: BenchScope.limits)
+/// ```
+public struct BenchScope {
+    /// The bench schema: `Canvas` (root of scopes `bench-*`), `Layer`, `Group`, `Shape`.
+    public static let schema: Schema = {
         do {
             return try Schema.parse(
                 yaml: """
@@ -28,18 +36,22 @@ struct BenchScope {
         }
     }()
 
-    static let shapesPerGroup = 100
-    static let groupsPerLayer = 100
-    static let limits = Limits(
+    public static let shapesPerGroup = 100
+    public static let groupsPerLayer = 100
+    /// Limits large enough for a 1M-object scope.
+    public static let limits = Limits(
         maxObjectsPerScope: 2_000_000, maxFragmentsPerSet: 10_000, maxStringLength: 65_536,
         maxCollectionLength: 100_000)
 
-    var state: ScopeState
-    var groups: [UUID] = []
-    var random = SplitMix(seed: 42)
+    /// The current state; assign an accepted change set's state to move on.
+    public var state: ScopeState
+    /// Every group, in creation order.
+    public var groups: [UUID] = []
+    /// The source of every UUID and coordinate, seeded so runs are comparable.
+    public var random = SplitMix(seed: 42)
 
     /// Builds a scope of about `objects` objects through ordinary change sets, one group a set.
-    init(objects: Int) {
+    public init(objects: Int) {
         let canvas = BenchScope.schema.modelClass(named: "Canvas")!
         state = ScopeState(rootUUID: UUID(), rootClass: canvas)
         let groupCount = max(1, objects / (BenchScope.shapesPerGroup + 1))
@@ -88,7 +100,7 @@ struct BenchScope {
 
     /// Ten fragments: 3 shapes added to a group whose 3 oldest shapes are dropped (so 3 leave),
     /// 5 shapes moved, 1 group renamed. The scope's size stays the same.
-    mutating func typicalChangeSet() -> [SyncFragment] {
+    public mutating func typicalChangeSet() -> [SyncFragment] {
         let group = groups[Int(random.next() % UInt64(groups.count))]
         guard case .references(let current) = state.object(group)!["shapes"]! else { fatalError("no shapes") }
         let added = (0..<3).map { _ in random.uuid() }
