@@ -27,7 +27,9 @@ enum ResponseCompression {
         else { return }
         let contentType = response.head.headerFields[.contentType]
         let existingEncoding = response.head.headerFields[.contentEncoding]
-        guard policy.isEligible(contentType: contentType, contentEncoding: existingEncoding, bodySize: response.body.count)
+        guard
+            policy.isEligible(
+                contentType: contentType, contentEncoding: existingEncoding, bodySize: response.body.count)
         else { return }
         addVary(to: &response.head)
         guard
