@@ -23,10 +23,12 @@ enum ResponseCompression {
     static func apply(to response: inout HTTPServerResponse, for request: HTTPServerRequest) {
         let status = response.head.status.code
         guard !response.body.isEmpty, (200...599).contains(status), status != 204, status != 304,
-            response.head.headerFields[.contentRange] == nil
+            !response.head.headerFields.contains(.contentRange)
         else { return }
         let contentType = response.head.headerFields[.contentType]
-        let existingEncoding = response.head.headerFields[.contentEncoding]
+        // `fields[name]` joins every value into a new string; `contains` only scans.
+        let fields = response.head.headerFields
+        let existingEncoding = fields.contains(.contentEncoding) ? fields[.contentEncoding] : nil
         guard
             policy.isEligible(
                 contentType: contentType, contentEncoding: existingEncoding, bodySize: response.body.count)

@@ -8,10 +8,10 @@ enum ResponseFinalizer {
     static func finalize(
         _ response: inout HTTPServerResponse, for request: HTTPServerRequest, core: ServerCore, date: DateCache
     ) {
-        if response.head.headerFields[.date] == nil {
+        if !response.head.headerFields.contains(.date) {
             response.head.headerFields[.date] = date.current
         }
-        if let serverName = core.configuration.serverName, response.head.headerFields[.server] == nil {
+        if let serverName = core.configuration.serverName, !response.head.headerFields.contains(.server) {
             response.head.headerFields[.server] = serverName
         }
         if let responseHeaders = core.configuration.responseHeaders {
