@@ -732,6 +732,12 @@ def cell(row: dict | None) -> str:
     server = row.get("server") or {}
     res = f"CPU {server.get('cpuSeconds', 0):.1f} s, peak RSS {server.get('peakRssKiB', 0) / 1024:.0f} MiB"
     lat = bench.get("latencyMs") or {}
+    if w in ("get", "post") and bench.get("requests"):
+        # Server CPU per request: on 2 shared cores the load generator's own cost compresses the
+        # throughput ratios, so this is the figure that compares the servers' work directly.
+        per_request = server.get("cpuSeconds", 0) * 1e6 / bench["requests"]
+        res = f"CPU {server.get('cpuSeconds', 0):.1f} s = {per_request:.1f} µs/request, peak RSS " \
+              f"{server.get('peakRssKiB', 0) / 1024:.0f} MiB"
     if w == "get":
         extra = f"; wrk {number(row['wrk'].get('requestsPerSecond'))} req/s" if row.get("wrk", {}).get("requestsPerSecond") else ""
         return (f"{number(bench.get('requestsPerSecond'))} req/s, p50 {ms(lat.get('p50'))} / p99 {ms(lat.get('p99'))} ms, "
