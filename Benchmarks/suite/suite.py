@@ -598,6 +598,15 @@ class Suite:
 
     # ------------------------------------------------------------ the run
 
+    def settle(self) -> None:
+        """Flushes the previous row's dirty pages and lets the machine go idle, so one row's disk
+        writeback (a POST row writes ~250 000 durable change sets) does not land in the next row's
+        fsyncs, and the CPUs' load from the last server does not carry over."""
+        if self.args.settle <= 0:
+            return
+        os.sync()
+        time.sleep(self.args.settle)
+
     def run(self) -> None:
         for workload in self.args.workloads:
             for target in TARGETS:
@@ -606,6 +615,7 @@ class Suite:
                 if workload == "apply" and target != "gateway":
                     continue
                 log(f"== {workload} × {target}")
+                self.settle()
                 started = time.monotonic()
                 row: dict = {"workload": workload, "target": target}
                 try:
@@ -940,6 +950,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--wrk", action="store_true", help="also run wrk -t2 -c64 on GET as a cross-check")
     p.add_argument("--update-docs", action="store_true", help="rewrite the suite section of docs/benchmarks.md")
     p.add_argument("--results-dir", default=str(SUITE / "results"))
+    p.add_argument("--settle", type=float,
+                   help="seconds of quiet (after sync) before every row (default 3; smoke 0)")
     p.add_argument("--keep", action="store_true", help="keep the temp directories (server logs, data dirs)")
     p.add_argument("--bench-timeout", type=int, help="bound on each bench run, seconds (default 300; smoke 60)")
     p.add_argument("--apply-timeout", type=int, default=900, help="bound on ModelBench, seconds")
@@ -951,7 +963,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args = p.parse_args(argv)
     smoke = args.smoke
     defaults = {"duration": (10, 2), "change_sets": (1000, 50), "fanout_1k": (1000, 100), "fanout_5k": (5000, 200),
-                "idle_streams": (10000, 500), "bench_timeout": (300, 60)}
+                "idle_streams": (10000, 500), "bench_timeout": (300, 60), "settle": (3, 0)}
     for key, (full, small) in defaults.items():
         if getattr(args, key) is None:
             setattr(args, key, small if smoke else full)
