@@ -45,6 +45,20 @@ struct BenchCommonOptions: ParsableArguments {
             timeoutSeconds: timeout, progress: BenchOutput.progress)
     }
 
+    /// Runs a benchmark with these settings: a bad option stays a usage error (64), anything the
+    /// run throws (set-up refused, server unreachable) is printed and exits 1.
+    func execute<Result>(_ benchmark: (BenchSettings) throws -> Result) throws -> Result {
+        let settings = try settings()
+        do {
+            let result = try benchmark(settings)
+            BenchOutput.endProgress()
+            return result
+        } catch {
+            BenchOutput.error("\(error)")
+            throw ExitCode(1)
+        }
+    }
+
     /// Prints the result and maps a dirty run to exit status 1.
     func finish(json value: JSONValue, table: String, clean: Bool) throws {
         if json {

@@ -33,16 +33,7 @@ struct BenchFanoutCommand: ParsableCommand {
         let configuration = FanoutConfiguration(
             subscribers: subscribers, scopes: scopes, changeSets: changeSets, rate: rate, writers: writers,
             scopePrefix: scopePrefix, rootClass: rootClass, property: property)
-        let result: FanoutResult
-        do {
-            result = try FanoutBenchmark(configuration, settings: try common.settings()).run()
-        } catch let error as ValidationError {
-            throw error
-        } catch {
-            BenchOutput.error("\(error)")
-            throw ExitCode(1)
-        }
-        BenchOutput.endProgress()
+        let result = try common.execute { try FanoutBenchmark(configuration, settings: $0).run() }
         try common.finish(json: result.json, table: result.table, clean: result.isClean)
     }
 }

@@ -23,21 +23,14 @@ struct BenchIdleCommand: ParsableCommand {
     }
 
     func run() throws {
-        let result: IdleBenchmark.Result
-        do {
-            result = try IdleBenchmark(
-                subscribers: subscribers, scope: scope, rootClass: rootClass, holdSeconds: hold,
-                settings: try common.settings(),
+        let result = try common.execute { settings in
+            try IdleBenchmark(
+                subscribers: subscribers, scope: scope, rootClass: rootClass, holdSeconds: hold, settings: settings,
                 onReady: { count in
                     BenchOutput.endProgress()
                     FileHandle.standardError.write(Data("ready \(count)\n".utf8))
                 }
             ).run()
-        } catch let error as ValidationError {
-            throw error
-        } catch {
-            BenchOutput.error("\(error)")
-            throw ExitCode(1)
         }
         try common.finish(json: result.json, table: result.table, clean: result.isClean)
     }

@@ -69,4 +69,17 @@ public struct BenchTarget: Sendable, CustomStringConvertible {
         defer { freeaddrinfo(result) }
         return socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
     }
+
+    /// `connect(descriptor)` to the target (blocking or not, as the socket is); returns its result.
+    func connect(_ descriptor: Int32) -> Int32 {
+        var remote = sockaddr_in()
+        remote.sin_family = sa_family_t(AF_INET)
+        remote.sin_port = port.bigEndian
+        remote.sin_addr = address
+        return withUnsafePointer(to: &remote) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+    }
 }

@@ -174,15 +174,7 @@ public final class ClientLoop: @unchecked Sendable {
                 return
             }
         }
-        var remote = sockaddr_in()
-        remote.sin_family = sa_family_t(AF_INET)
-        remote.sin_port = target.port.bigEndian
-        remote.sin_addr = target.address
-        let result = withUnsafePointer(to: &remote) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        let result = target.connect(descriptor)
         guard result == 0 || errno == EINPROGRESS else {
             let message = "connect: \(String(cString: strerror(errno)))"
             Glibc.close(descriptor)

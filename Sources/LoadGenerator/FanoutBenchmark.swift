@@ -45,19 +45,14 @@ public struct FanoutBenchmark: Sendable {
 
         // 1. Every stream answered (or failed).
         var ticker = ProgressTicker(started: start)
-        while counters.value(.connected) + counters.value(.failedConnections) < c.subscribers {
-            let now = MonotonicClock.now()
-            if now >= deadline {
-                result.timedOut = true
-                break
-            }
-            if let elapsed = ticker.due(at: now) {
+        result.timedOut = !ticker.wait(
+            until: deadline,
+            report: { elapsed in
                 settings.progress(
                     "fanout \(ReportFormatting.fixed(elapsed, 0))s: connecting \(counters.value(.connected))/\(c.subscribers) streams"
                 )
-            }
-            ProgressTicker.sleep(milliseconds: 5)
-        }
+            },
+            isDone: { counters.value(.connected) + counters.value(.failedConnections) >= c.subscribers })
         let connectedAt = MonotonicClock.now()
         result.connectSeconds = Double(connectedAt - start) / 1e9
 
@@ -79,18 +74,16 @@ public struct FanoutBenchmark: Sendable {
             writerGroup.sendDue(now: now)
         }
         let writerThread: BackgroundThread? = result.timedOut ? nil : BackgroundThread { writerLoop.run() }
-        while writerThread != nil, !counters.writersFinished {
-            let now = MonotonicClock.now()
-            if now >= deadline {
-                result.timedOut = true
-                break
-            }
-            if let elapsed = ticker.due(at: now) {
-                settings.progress(
-                    "fanout \(ReportFormatting.fixed(elapsed, 0))s: sent \(counters.value(.sent))/\(c.changeSets), answered \(counters.value(.answered)), deliveries \(ReportFormatting.grouped(counters.value(.events)))"
-                )
-            }
-            ProgressTicker.sleep(milliseconds: 5)
+        if writerThread != nil {
+            let written = ticker.wait(
+                until: deadline,
+                report: { elapsed in
+                    settings.progress(
+                        "fanout \(ReportFormatting.fixed(elapsed, 0))s: sent \(counters.value(.sent))/\(c.changeSets), answered \(counters.value(.answered)), deliveries \(ReportFormatting.grouped(counters.value(.events)))"
+                    )
+                },
+                isDone: { counters.writersFinished })
+            if !written { result.timedOut = true }
         }
         writerLoop.stop()
         writerThread?.join()
@@ -104,19 +97,15 @@ public struct FanoutBenchmark: Sendable {
         }
         let liveSubscribers = counters.value(.connected)
         let expected = zip(acceptedPerScope, subscribersPerScope).map { $0 * $1 }.reduce(0, +)
-        while counters.value(.events) < expected * liveSubscribers / max(1, c.subscribers) {
-            let now = MonotonicClock.now()
-            if now >= deadline {
-                result.timedOut = true
-                break
-            }
-            if let elapsed = ticker.due(at: now) {
+        let delivered = ticker.wait(
+            until: deadline,
+            report: { elapsed in
                 settings.progress(
                     "fanout \(ReportFormatting.fixed(elapsed, 0))s: deliveries \(ReportFormatting.grouped(counters.value(.events)))/\(ReportFormatting.grouped(expected))"
                 )
-            }
-            ProgressTicker.sleep(milliseconds: 5)
-        }
+            },
+            isDone: { counters.value(.events) >= expected * liveSubscribers / max(1, c.subscribers) })
+        if !delivered { result.timedOut = true }
         ProgressTicker.sleep(milliseconds: 100)  // late duplicates, if any, would arrive now
         for loop in loops { loop.stop() }
         for thread in threads { thread.join() }

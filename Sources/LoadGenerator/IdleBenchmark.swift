@@ -83,16 +83,17 @@ public struct IdleBenchmark: Sendable {
         }
         let threads = loops.map { loop in BackgroundThread { loop.run() } }
         var ticker = ProgressTicker(started: start)
-        while counters.value(.events) + counters.value(.failedConnections) < subscribers {
-            let now = MonotonicClock.now()
-            if now >= deadline || IdleBenchmark.stopSignal.load(ordering: .relaxed) { break }
-            if let elapsed = ticker.due(at: now) {
+        _ = ticker.wait(
+            until: deadline,
+            report: { elapsed in
                 settings.progress(
                     "idle \(ReportFormatting.fixed(elapsed, 0))s: \(counters.value(.events))/\(subscribers) streams ready"
                 )
-            }
-            ProgressTicker.sleep(milliseconds: 5)
-        }
+            },
+            isDone: {
+                counters.value(.events) + counters.value(.failedConnections) >= subscribers
+                    || IdleBenchmark.stopSignal.load(ordering: .relaxed)
+            })
         let ready = MonotonicClock.now()
         result.connectSeconds = Double(ready - start) / 1e9
         result.connected = counters.value(.events)

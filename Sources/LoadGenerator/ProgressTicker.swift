@@ -22,4 +22,16 @@ struct ProgressTicker {
         var request = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
         _ = nanosleep(&request, nil)
     }
+
+    /// Polls `isDone` every 5 ms until it holds (true) or `deadline` passes (false), calling
+    /// `report` with the seconds elapsed about once a second.
+    mutating func wait(until deadline: UInt64, report: (Double) -> Void, isDone: () -> Bool) -> Bool {
+        while !isDone() {
+            let now = MonotonicClock.now()
+            if now >= deadline { return false }
+            if let elapsed = due(at: now) { report(elapsed) }
+            Self.sleep(milliseconds: 5)
+        }
+        return true
+    }
 }
