@@ -40,7 +40,7 @@ public actor ScopeHost {
 
     private func scheduleDeliveryIfNeeded() {
         guard flushRequest.isPending, scheduledDelivery == nil else { return }
-        scheduledDelivery = Task { await self.deliver() }
+        scheduledDelivery = Task { self.deliver() }
     }
 
     private func deliver() {

@@ -5,16 +5,29 @@ import Gateway
 /// The `jetstream serve` options for auth, CORS, trusted proxies and limits. A repeatable option's
 /// environment variable takes a comma-separated list.
 struct AccessOptions: ParsableArguments {
-    @Option(help: "File holding the HS256 shared secret. [JETSTREAM_JWT_SECRET_FILE]")
-    var jwtSecretFile: String? = EnvironmentDefault.string("JETSTREAM_JWT_SECRET_FILE")
+    // Optional options take their environment/file fallback here rather than as a default value
+    // (ArgumentParser deprecates optional options with defaults).
+    var jwtSecretFile: String? { jwtSecretFileFlag ?? EnvironmentDefault.string("JETSTREAM_JWT_SECRET_FILE") }
+    var jwtIssuer: String? { jwtIssuerFlag ?? EnvironmentDefault.string("JETSTREAM_JWT_ISSUER") }
+    var jwtAudience: String? { jwtAudienceFlag ?? EnvironmentDefault.string("JETSTREAM_JWT_AUDIENCE") }
+    var rateBurst: Double? {
+        rateBurstFlag
+            ?? EnvironmentDefault.string("JETSTREAM_RATE_BURST").map { _ in
+                EnvironmentDefault.value("JETSTREAM_RATE_BURST", 1.0)
+            }
+    }
+
+    @Option(
+        name: .customLong("jwt-secret-file"), help: "File holding the HS256 shared secret. [JETSTREAM_JWT_SECRET_FILE]")
+    var jwtSecretFileFlag: String?
     @Option(help: "PEM public key file, ES256 (P-256) or RS256 (RSA); repeatable. [JETSTREAM_JWT_PUBLIC_KEY]")
     var jwtPublicKey: [String] = EnvironmentDefault.list("JETSTREAM_JWT_PUBLIC_KEY")
     @Option(help: "JWKS file of public keys; repeatable. [JETSTREAM_JWKS_FILE]")
     var jwksFile: [String] = EnvironmentDefault.list("JETSTREAM_JWKS_FILE")
-    @Option(help: "Required token issuer (iss). [JETSTREAM_JWT_ISSUER]")
-    var jwtIssuer: String? = EnvironmentDefault.string("JETSTREAM_JWT_ISSUER")
-    @Option(help: "Required token audience (aud). [JETSTREAM_JWT_AUDIENCE]")
-    var jwtAudience: String? = EnvironmentDefault.string("JETSTREAM_JWT_AUDIENCE")
+    @Option(name: .customLong("jwt-issuer"), help: "Required token issuer (iss). [JETSTREAM_JWT_ISSUER]")
+    var jwtIssuerFlag: String?
+    @Option(name: .customLong("jwt-audience"), help: "Required token audience (aud). [JETSTREAM_JWT_AUDIENCE]")
+    var jwtAudienceFlag: String?
     @Option(help: "Scope glob anyone may read without a token; repeatable. [JETSTREAM_ANONYMOUS_READ]")
     var anonymousRead: [String] = EnvironmentDefault.list("JETSTREAM_ANONYMOUS_READ")
     @Option(help: "Scope glob anyone may write without a token; repeatable. [JETSTREAM_ANONYMOUS_WRITE]")
@@ -29,10 +42,10 @@ struct AccessOptions: ParsableArguments {
     var trustedProxy: [String] = EnvironmentDefault.list("JETSTREAM_TRUSTED_PROXY")
     @Option(help: "Requests a second per client (token subject, else address); 0 = off. [JETSTREAM_RATE_LIMIT]")
     var rateLimit = EnvironmentDefault.value("JETSTREAM_RATE_LIMIT", 0.0)
-    @Option(help: "Requests a client may burst above the rate (default: twice the rate). [JETSTREAM_RATE_BURST]")
-    var rateBurst: Double? = EnvironmentDefault.string("JETSTREAM_RATE_BURST").map {
-        _ in EnvironmentDefault.value("JETSTREAM_RATE_BURST", 1.0)
-    }
+    @Option(
+        name: .customLong("rate-burst"),
+        help: "Requests a client may burst above the rate (default: twice the rate). [JETSTREAM_RATE_BURST]")
+    var rateBurstFlag: Double?
     @Option(help: "Open event streams per client address. [JETSTREAM_MAX_STREAMS_PER_CLIENT]")
     var maxStreamsPerClient = EnvironmentDefault.value("JETSTREAM_MAX_STREAMS_PER_CLIENT", 100)
     @Option(help: "Open event streams in total. [JETSTREAM_MAX_STREAMS]")

@@ -32,8 +32,12 @@ struct ServeCommand: AsyncParsableCommand {
     var port = EnvironmentDefault.value("JETSTREAM_PORT", 8080)
     @Option(help: "Directory of the embedded store. [JETSTREAM_DATA_DIR]")
     var dataDir = EnvironmentDefault.value("JETSTREAM_DATA_DIR", "./jetstream-data")
-    @Option(help: "Model schema file (YAML or JSON); the demo schema when absent. [JETSTREAM_SCHEMA]")
-    var schema: String? = EnvironmentDefault.string("JETSTREAM_SCHEMA")
+    @Option(
+        name: .customLong("schema"),
+        help: "Model schema file (YAML or JSON); the demo schema when absent. [JETSTREAM_SCHEMA]")
+    var schemaFlag: String?
+    /// `--schema`, else `JETSTREAM_SCHEMA`, else the config file's `schema`.
+    var schema: String? { schemaFlag ?? EnvironmentDefault.string("JETSTREAM_SCHEMA") }
     @Option(help: "Seconds between SSE keep-alive comments. [JETSTREAM_HEARTBEAT_INTERVAL]")
     var heartbeatInterval = EnvironmentDefault.value("JETSTREAM_HEARTBEAT_INTERVAL", 15.0)
     @Option(help: "Change sets retained per scope for history and resume. [JETSTREAM_HISTORY_LIMIT]")
