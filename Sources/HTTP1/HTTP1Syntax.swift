@@ -64,7 +64,12 @@ enum HTTP1Syntax {
 
     /// The comma-separated list elements of a field value, trimmed and lowercased, empty ones dropped.
     static func listElements(_ value: String) -> [String] {
-        value.split(separator: ",").map {
+        // The usual single token ("keep-alive", "close", "chunked") skips the split and the trims:
+        // every keep-alive request carries one, and splitting it was a third of a GET's parse.
+        if !value.utf8.contains(where: { $0 == UInt8(ascii: ",") || isWhitespace($0) }) {
+            return value.isEmpty ? [] : [value.lowercased()]
+        }
+        return value.split(separator: ",").map {
             String(
                 decoding: $0.utf8.drop(while: isWhitespace).reversed().drop(while: isWhitespace).reversed(),
                 as: UTF8.self

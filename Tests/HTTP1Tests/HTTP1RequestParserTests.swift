@@ -97,6 +97,14 @@ import Testing
         } else {
             Issue.record("HTTP/1.0 keep-alive rejected")
         }
+        // A single token (the fast path without a split) and lists mean the same, in any case.
+        for (value, keepAlive) in [("CLOSE", false), ("close ", false), ("keep-alive", true), ("", true)] {
+            if case .complete(let head, _) = parse("GET / HTTP/1.1\r\nHost: a\r\nConnection: \(value)\r\n\r\n") {
+                #expect(head.keepAlive == keepAlive, "Connection: \(value)")
+            } else {
+                Issue.record("Connection: \(value) rejected")
+            }
+        }
         if case .complete(let head, _) = parse("GET / HTTP/1.1\r\nHost: a\r\nConnection: foo, close\r\n\r\n") {
             #expect(!head.keepAlive)
         } else {
