@@ -47,31 +47,61 @@ public struct SSEParser: Sendable {
 
     /// Consumes `bytes` and dispatches every event they complete, in order.
     public mutating func consume(_ bytes: UnsafeRawBufferPointer, _ dispatch: (SSEEvent) throws -> Void) rethrows {
-        let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
-        for byte in bytes {
-            if atStreamStart {
-                if bomBytesSeen < 3 && byte == bom[bomBytesSeen] {
-                    bomBytesSeen += 1
-                    if bomBytesSeen == 3 { atStreamStart = false }
-                    continue
-                }
-                atStreamStart = false
-                if bomBytesSeen > 0 { line.append(contentsOf: bom[0..<bomBytesSeen]) }
-            }
+        let carriageReturn = UInt8(ascii: "\r")
+        let lineFeed = UInt8(ascii: "\n")
+        var index = skipByteOrderMark(bytes)
+        while index < bytes.count {
             if skipLineFeed {
                 skipLineFeed = false
-                if byte == UInt8(ascii: "\n") { continue }
+                if bytes[index] == lineFeed {
+                    index += 1
+                    continue
+                }
             }
-            switch byte {
-            case UInt8(ascii: "\r"):
-                skipLineFeed = true
-                try endLine(dispatch)
-            case UInt8(ascii: "\n"):
-                try endLine(dispatch)
-            default:
-                if line.count < maxLineBytes && (keepsData || !isDataLine) { line.append(byte) }
-            }
+            // Scan to the end of the line and copy the run at once: byte-at-a-time appends were
+            // the load generator's hottest code.
+            var end = index
+            while end < bytes.count, bytes[end] != carriageReturn, bytes[end] != lineFeed { end += 1 }
+            appendToLine(bytes, from: index, to: end)
+            guard end < bytes.count else { return }
+            skipLineFeed = bytes[end] == carriageReturn
+            try endLine(dispatch)
+            index = end + 1
         }
+    }
+
+    /// Consumes a leading UTF-8 BOM at the very start of the stream (possibly split across reads);
+    /// returns where the stream's text starts in `bytes`.
+    private mutating func skipByteOrderMark(_ bytes: UnsafeRawBufferPointer) -> Int {
+        let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+        var index = 0
+        while atStreamStart, index < bytes.count {
+            if bomBytesSeen < 3 && bytes[index] == bom[bomBytesSeen] {
+                bomBytesSeen += 1
+                index += 1
+                if bomBytesSeen == 3 { atStreamStart = false }
+                continue
+            }
+            atStreamStart = false
+            if bomBytesSeen > 0 { line.append(contentsOf: bom[0..<bomBytesSeen]) }
+        }
+        return index
+    }
+
+    /// Appends `bytes[start..<end]` (no line breaks in it) to the current line, up to
+    /// ``maxLineBytes``; without ``keepsData`` a `data:` line stops growing after its name.
+    private mutating func appendToLine(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) {
+        var index = start
+        if !keepsData {
+            while index < end && line.count < 5 && line.count < maxLineBytes {
+                line.append(bytes[index])
+                index += 1
+            }
+            if isDataLine { return }
+        }
+        let room = maxLineBytes - line.count
+        guard room > 0, index < end else { return }
+        line.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index..<min(end, index + room)]))
     }
 
     private mutating func endLine(_ dispatch: (SSEEvent) throws -> Void) rethrows {

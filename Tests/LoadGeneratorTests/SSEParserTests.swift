@@ -106,3 +106,18 @@ extension SSEParserTests {
         }
     }
 }
+
+extension SSEParserTests {
+    @Test("a line longer than maxLineBytes is truncated there, in any split, and parsing goes on")
+    func longLinesAreTruncated() {
+        let text = "data: 0123456789\n\ndata: ok\n\n"
+        let bytes = Array(text.utf8)
+        for cut in 0...bytes.count {
+            var parser = SSEParser(maxLineBytes: 8)
+            var seen: [String] = []
+            parser.consume(Array(bytes[..<cut])) { seen.append($0.text) }
+            parser.consume(Array(bytes[cut...])) { seen.append($0.text) }
+            #expect(seen == ["01", "ok"], "split at \(cut)")
+        }
+    }
+}
