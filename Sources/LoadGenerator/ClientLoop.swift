@@ -44,9 +44,6 @@ public final class ClientLoop: @unchecked Sendable {
         readBuffer.deallocate()
     }
 
-    /// Open connections (connected or connecting).
-    public var openConnections: Int { connections.lazy.filter { $0 != nil }.count }
-
     /// Queues a connection; it is opened when fewer than ``maxConnecting`` connects are in flight.
     public func connect(tag: Int, delegate: any ClientConnectionDelegate) {
         pendingConnects.append((tag, delegate))

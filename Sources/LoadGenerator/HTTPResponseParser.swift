@@ -44,13 +44,6 @@ public struct HTTPResponseParser: Sendable {
         self.maxHeadBytes = maxHeadBytes
     }
 
-    /// True while a response body is framed by the end of the connection; the caller then calls
-    /// ``finish(_:)`` when the peer closes.
-    public var readsUntilClose: Bool {
-        if case .untilClose = state { return true }
-        return false
-    }
-
     /// True between responses (nothing of the next response seen yet).
     public var isIdle: Bool {
         if case .head = state { return line.isEmpty }
@@ -100,7 +93,8 @@ public struct HTTPResponseParser: Sendable {
         }
     }
 
-    /// The peer closed the connection: ends a close-delimited body.
+    /// The peer closed the connection: ends a close-delimited body (one with neither
+    /// Content-Length nor chunked framing, such as an event stream through some proxies).
     public mutating func finish(_ handle: (Event) throws -> Void) rethrows {
         if case .untilClose = state {
             state = .head

@@ -99,9 +99,8 @@ final class SubscriberGroup: ClientConnectionDelegate {
     func connectionDidClose(_ connection: ClientConnection, error: String?) {
         guard let error else { return }
         errors[error, default: 0] += 1
-        if connection.fileDescriptor < 0 || !connection.isConnected || !streamAccepted(connection) {
-            counters.add(.failedConnections)
-        }
+        // A stream that never answered 200 failed to connect; one that did is counted as connected.
+        if !streamAccepted(connection) { counters.add(.failedConnections) }
     }
 
     private func streamAccepted(_ connection: ClientConnection) -> Bool {
