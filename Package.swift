@@ -42,20 +42,26 @@ let package = Package(
             name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
 
+        // JSON: parser, writer and values; used by the model, the gateway and the load generator.
+        .target(name: "JetstreamJSON", swiftSettings: strictSettings),
         // Model core: pure Swift, no I/O beyond reading a schema file.
         .target(
             name: "JetstreamModel",
             dependencies: [
+                "JetstreamJSON",
                 .product(name: "Yams", package: "Yams"),
                 // Persistent hash trie: snapshots share structure, so a change set costs O(touched).
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
             swiftSettings: strictSettings),
         // The bench scope (layered canvas) shared by ModelBench and HotPathBench.
-        .target(name: "BenchSupport", dependencies: ["JetstreamModel"], swiftSettings: strictSettings),
+        .target(
+            name: "BenchSupport", dependencies: ["JetstreamModel"], path: "Sources/Tools/BenchSupport",
+            swiftSettings: strictSettings),
         // `swift run -c release ModelBench`: model-core benchmark (docs/benchmarks.md).
         .executableTarget(
-            name: "ModelBench", dependencies: ["JetstreamModel", "BenchSupport"], swiftSettings: strictSettings),
+            name: "ModelBench", dependencies: ["JetstreamModel", "BenchSupport"], path: "Sources/Tools/ModelBench",
+            swiftSettings: strictSettings),
         // The typed model framework of the original (ModelObject, Scope, observation).
         .target(name: "Jetstream", dependencies: ["JetstreamModel"], swiftSettings: strictSettings),
 
@@ -91,6 +97,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
+            path: "Sources/Tools/HTTPTestServer",
             swiftSettings: strictSettings),
 
         // `swift run -c release HotPathBench`: microbenchmarks of the per-request hot paths
@@ -98,9 +105,10 @@ let package = Package(
         .executableTarget(
             name: "HotPathBench",
             dependencies: [
-                "HTTP1", "HTTP2", "HTTPServer", "SocketLoop", "JetstreamModel", "BenchSupport",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                "HTTP1", "HTTP2", "HTTPServer", "SocketLoop", "JetstreamModel", "ScopeEngine", "Gateway",
+                "BenchSupport", .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
+            path: "Sources/Tools/HotPathBench",
             swiftSettings: strictSettings),
 
         // Durable change log + snapshots (SQLite embedded; the PostgreSQL design is in docs/store.md).
@@ -109,14 +117,24 @@ let package = Package(
             dependencies: ["CSQLite", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings),
         // Appends in a loop and prints each acknowledged version: the crash-safety test kills it.
-        .executableTarget(name: "StoreCrashWriter", dependencies: ["Store"], swiftSettings: strictSettings),
-        .executableTarget(name: "StoreBench", dependencies: ["Store"], swiftSettings: strictSettings),
+        .executableTarget(
+            name: "StoreCrashWriter", dependencies: ["Store"], path: "Sources/Tools/StoreCrashWriter",
+            swiftSettings: strictSettings),
+        .executableTarget(
+            name: "StoreBench", dependencies: ["Store"], path: "Sources/Tools/StoreBench", swiftSettings: strictSettings),
 
-        // The product: scopes over REST + SSE on the engine, the model core and the store.
+        // Scopes without HTTP: one writer per scope, history and exact resume, idempotency,
+        // recovery, versions committed elsewhere. Imports no HTTP and no sockets (Tests/architecture).
+        .target(
+            name: "ScopeEngine",
+            dependencies: ["JetstreamModel", "Store", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings),
+
+        // The HTTP face: routes, problem+json, auth, CORS, metrics, SSE framing.
         .target(
             name: "Gateway",
             dependencies: [
-                "JetstreamModel", "HTTPServer", "Store", "SocketLoop",
+                "JetstreamModel", "ScopeEngine", "HTTPServer", "HTTPCompression", "Store", "SocketLoop",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -126,13 +144,25 @@ let package = Package(
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],
+            resources: [.embedInCode("Resources/openapi.yaml")],
+            swiftSettings: strictSettings),
+
+        // One builder from a configuration to a running server: store, engine, routes, lifecycle.
+        .target(
+            name: "GatewayServer",
+            dependencies: [
+                "Gateway", "ScopeEngine", "HTTPServer", "Store", "JetstreamModel", "SocketLoop",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: strictSettings),
 
         // `jetstream bench`: an epoll HTTP/1.1 + SSE load generator (client side of the socket shim).
         .target(
             name: "LoadGenerator",
             dependencies: [
-                "CLinuxIO", "SocketLoop", "JetstreamModel", .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "CLinuxIO", "SocketLoop", "JetstreamJSON", .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: strictSettings),
 
@@ -140,7 +170,7 @@ let package = Package(
         .executableTarget(
             name: "JetstreamCLI",
             dependencies: [
-                "JetstreamModel", "HTTPServer", "Store", "Gateway", "SocketLoop", "LoadGenerator",
+                "JetstreamModel", "HTTPServer", "Store", "Gateway", "GatewayServer", "SocketLoop", "LoadGenerator",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -150,7 +180,7 @@ let package = Package(
             swiftSettings: strictSettings),
 
         // Helpers shared by the test targets (a blocking loopback client socket).
-        .target(name: "TestSupport", swiftSettings: strictSettings),
+        .target(name: "TestSupport", path: "Sources/Tools/TestSupport", swiftSettings: strictSettings),
 
         .testTarget(
             name: "JetstreamModelTests",
@@ -186,9 +216,13 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store", "CSQLite"], swiftSettings: strictSettings),
         .testTarget(
+            name: "ScopeEngineTests",
+            dependencies: ["ScopeEngine", "JetstreamModel", "Store", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "JetstreamModel", "HTTPServer", "Store",
+                "Gateway", "GatewayServer", "ScopeEngine", "JetstreamModel", "HTTPServer", "Store", "TestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],

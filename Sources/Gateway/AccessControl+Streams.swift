@@ -31,13 +31,13 @@ extension AccessControl {
                 .tokenExpired, detail: "the token expired; reconnect with a fresh token and Last-Event-ID")
             deadlines.schedule(
                 stream, at: now + .milliseconds(Int64(max(0, remaining) * 1000)),
-                finalEvent: ScopeEvents.event(
-                    "auth-expired", id: nil, json: JSONValue.object(problem.jsonObject).encoded()))
+                finalEvent: SSEFrame.frame(
+                    name: "auth-expired", id: nil, json: JSONValue.object(problem.jsonObject).encoded()))
         }
         if let maxAge = policy.streamMaxAge {
             deadlines.schedule(
                 stream, at: now + maxAge,
-                finalEvent: ScopeEvents.event("closing", id: nil, json: Array(#"{"reason":"rotation"}"#.utf8)))
+                finalEvent: SSEFrame.frame(name: "closing", id: nil, json: Array(#"{"reason":"rotation"}"#.utf8)))
         }
     }
 }

@@ -14,12 +14,11 @@ public struct AccessPolicy: Sendable {
     public var rateLimit: Double = 0
     /// Requests a client may make at once before the rate applies; default twice the rate.
     public var rateBurst: Double?
+    /// Open event streams per client and in all (``GatewayServer/ServerLimits`` sets both).
     public var maxStreamsPerClient = 100
     public var maxStreams = 10_000
     /// Event streams are ended with `event: closing` after this long (clients resume); nil: never.
     public var streamMaxAge: Duration?
-    /// Most fragments in one change set; more is answered 413 before any validation.
-    public var maxFragments = 1000
     public var cors = CORSPolicy()
 
     public init() {}

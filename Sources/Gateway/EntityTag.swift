@@ -1,14 +1,11 @@
+import ScopeEngine
+
 /// Scope versions as HTTP entity tags: `"42"`. Parses `If-Match` / `If-None-Match` lists.
 enum EntityTag {
     static func header(for version: Int) -> String { "\"\(version)\"" }
 
     /// The condition of an `If-Match` or `If-None-Match` header.
-    enum Condition: Equatable {
-        case any
-        case versions(Set<Int>)
-        /// Syntactically valid tags none of which is a version of ours: matches nothing.
-        case none
-    }
+    typealias Condition = VersionCondition
 
     /// Parses a comma-separated list of entity tags (`*`, `"42"`, `W/"42"`); `weak` tags count
     /// only when `allowWeak` (weak comparison, for `If-None-Match`). Returns nil when malformed.

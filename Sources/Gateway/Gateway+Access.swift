@@ -9,53 +9,60 @@ extension Gateway {
         case read, write, anyClient
     }
 
-    typealias GrantedHandler = @Sendable (HTTPServerRequest, HTTPRequestContext, HTTPResponder, AccessGrant) -> Void
-    typealias GuardedRoute = @Sendable (HTTPServerRequest, HTTPRequestContext, HTTPResponder) -> Void
-
-    /// The gate a route passes through (see ``Router`` methods taking an ``AccessGate``).
-    func gate(_ requirement: Requirement) -> AccessGate {
-        AccessGate(gateway: self, requirement: requirement)
+    /// The middleware a route's requirement puts in front of it (`middleware: [gate(.read)]`).
+    func gate(_ requirement: Requirement) -> AccessMiddleware {
+        AccessMiddleware(access: access, requirement: requirement)
     }
 
-    /// Authenticates, rate-limits and authorizes a request, then runs `handler` with its grant;
-    /// answers 401, 403 or 429 otherwise. A token seen before is checked at once on the loop; a
-    /// new one is verified in a task first.
-    func guarded(_ requirement: Requirement, _ handler: @escaping GrantedHandler) -> GuardedRoute {
-        let access = self.access
-        return { request, context, responder in
+    /// Authenticates, rate-limits and authorizes a request, then runs the route with its grant in
+    /// `context.values[AccessGrant.self]`; answers 401, 403 or 429 otherwise. A token seen before
+    /// is checked at once on the loop; a new one is verified in a task first.
+    struct AccessMiddleware: RouterMiddleware {
+        let access: AccessControl
+        let requirement: Requirement
+
+        func handle(
+            _ request: HTTPServerRequest, context: HTTPRequestContext, next: @escaping RouteHandler
+        ) throws -> HTTPServerResponse {
+            let access = self.access
+            let requirement = self.requirement
             // Resolved only when a rate limit needs it: forwarded-header parsing per request costs.
             let client: @Sendable () -> String = { access.client(of: request, peer: context.remoteAddress) }
-            let proceed: @Sendable (Result<AccessGrant, Problem>) -> Void = { result in
-                switch result.flatMap({ Self.admit($0, requirement, request, context, client, access) }) {
-                case .success(let grant): handler(request, context, responder, grant)
+            let proceed: @Sendable (Result<AccessGrant, Problem>) throws -> HTTPServerResponse = { result in
+                switch result.flatMap({ Gateway.admit($0, requirement, request, context, client, access) }) {
+                case .success(let grant):
+                    var context = context
+                    context.values[AccessGrant.self] = grant
+                    return try next(request, context)
                 case .failure(let problem):
                     // Bad tokens count against the client's address too, so guessing is rate-limited.
-                    if problem.kind == .unauthorized, let limited = Self.rateLimited(access, key: "addr:" + client()) {
-                        responder.respond(limited.response)
-                    } else {
-                        responder.respond(problem.response)
+                    if problem.kind == .unauthorized,
+                        let limited = Gateway.rateLimited(access, key: "addr:" + client())
+                    {
+                        return limited.response
                     }
+                    return problem.response
                 }
             }
             let anonymous = access.policy.auth.anonymousGrant
             switch RequestToken.find(in: request) {
             case .malformed(let reason):
-                proceed(.failure(Self.unauthorized(invalidToken: reason)))
+                return try proceed(.failure(Gateway.unauthorized(invalidToken: reason)))
             case .none:
-                proceed(.success(anonymous))
+                return try proceed(.success(anonymous))
             case .token(let token):
-                guard let verifier = access.verifier else { return proceed(.success(anonymous)) }
+                guard let verifier = access.verifier else { return try proceed(.success(anonymous)) }
                 if let cached = verifier.cachedGrant(for: token) {
-                    return proceed(Self.grant(cached, anonymous: anonymous))
+                    return try proceed(Gateway.grant(cached, anonymous: anonymous))
                 }
-                Task {
-                    proceed(Self.grant(await verifier.verify(token), anonymous: anonymous))
+                return context.answerAsync {
+                    try proceed(Gateway.grant(await verifier.verify(token), anonymous: anonymous))
                 }
             }
         }
     }
 
-    private static func grant(
+    fileprivate static func grant(
         _ verified: Result<AccessGrant, TokenVerifier.Failure>, anonymous: AccessGrant
     )
         -> Result<AccessGrant, Problem>
@@ -67,7 +74,7 @@ extension Gateway {
         }
     }
 
-    private static func admit(
+    fileprivate static func admit(
         _ grant: AccessGrant, _ requirement: Requirement, _ request: HTTPServerRequest, _ context: HTTPRequestContext,
         _ client: () -> String, _ access: AccessControl
     ) -> Result<AccessGrant, Problem> {
@@ -99,7 +106,7 @@ extension Gateway {
     }
 
     /// The 429 problem when `key` has no request left this second, nil when it may go on.
-    private static func rateLimited(_ access: AccessControl, key: @autoclosure () -> String) -> Problem? {
+    fileprivate static func rateLimited(_ access: AccessControl, key: @autoclosure () -> String) -> Problem? {
         guard let limiter = access.rateLimiter, case .limited(let seconds) = limiter.take(key()) else { return nil }
         return Problem(
             .rateLimited, detail: "more than \(access.policy.rateLimit) requests a second; retry later",

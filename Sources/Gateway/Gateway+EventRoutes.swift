@@ -1,34 +1,40 @@
 import HTTPServer
 import HTTPTypes
+import ScopeEngine
 
 extension Gateway {
     func addEventRoutes(to router: inout Router) {
-        let hub = self.hub
+        let engine = self.engine
         let access = self.access
-        router.get("/v1/scopes/{name}/events", gate(.read)) { request, context, responder, grant in
+        let retry = SSEFrame.retry(milliseconds: retryMilliseconds)
+        router.get("/v1/scopes/{name}/events", middleware: [gate(.read)]) { request, context in
             let prepared = Result { () throws(Problem) -> ScopeHandle in
                 if let accept = request.headerFields[.accept], !Self.acceptsEventStream(accept) {
                     throw Problem(.notAcceptable, detail: "this resource is text/event-stream; Accept is \(accept)")
                 }
-                return try hub.existingHandle(context.parameters["name"] ?? "")
+                return try Problem.mapping { () throws(ScopeError) in
+                    try engine.existingHandle(context.parameters["name"] ?? "")
+                }
             }
             switch prepared {
             case .failure(let problem):
-                responder.respond(problem.response)
+                return problem.response
             case .success(let handle):
                 let lastEventID =
-                    request.headerFields[HTTPField.Name("Last-Event-ID")!] ?? request.queryValue("lastEventId")
+                    request.headerFields[Self.lastEventID] ?? request.queryValue("lastEventId")
                 let client = access.client(of: request, peer: context.remoteAddress)
-                if let refusal = access.admitStream(client: client) {
-                    responder.respond(refusal.response)
-                    return
-                }
-                let stream = responder.openEventStream()
+                if let refusal = access.admitStream(client: client) { return refusal.response }
+                let stream = context.openEventStream()
+                let grant = context.values[AccessGrant.self] ?? access.policy.auth.anonymousGrant
                 access.track(stream, client: client, grant: grant)
-                hub.subscribe(stream, to: handle, start: ScopeHub.streamStart(lastEventID: lastEventID))
+                stream.sendEncoded(retry)
+                engine.subscribe(StreamSubscriber(stream), to: handle, from: ResumePoint(lastEventID: lastEventID))
+                return .streamOpened
             }
         }
     }
+
+    static let lastEventID = HTTPField.Name("Last-Event-ID")!
 
     static func acceptsEventStream(_ accept: String) -> Bool {
         accept.split(separator: ",").contains { range in

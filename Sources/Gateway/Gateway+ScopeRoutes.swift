@@ -1,24 +1,28 @@
 import Foundation
+import HTTPCompression
 import HTTPServer
 import HTTPTypes
 import JetstreamModel
+import ScopeEngine
 
 extension Gateway {
     func addScopeRoutes(to router: inout Router) {
-        let hub = self.hub
-        router.get("/v1/scopes", gate(.anyClient)) { request, _, grant in
+        let engine = self.engine
+        let access = self.access
+        router.get("/v1/scopes", middleware: [gate(.anyClient)]) { request, context in
             Self.answer { () throws(Problem) in
                 let limit = try Self.integerQuery(request, "limit", fallback: 100, range: 1...1000)!
                 let after = request.queryValue("after")
-                if let after { try ScopeName.validate(after) }
-                let (page, next) = hub.list(after: after, limit: limit) { grant.allows(.read, scope: $0) }
+                if let after { try Problem.mapping { () throws(ScopeError) in try ScopeName.validate(after) } }
+                let grant = context.values[AccessGrant.self] ?? access.policy.auth.anonymousGrant
+                let (page, next) = engine.list(after: after, limit: limit) { grant.allows(.read, scope: $0) }
                 var writer = JSONWriter(capacity: 64 + page.count * 96)
                 writer.writeRaw(#"{"scopes":["#)
-                for (index, entry) in page.enumerated() {
-                    let state = entry.handle.committedState
+                for (index, handle) in page.enumerated() {
+                    let state = handle.committedState
                     if index > 0 { writer.writeRaw(",") }
                     writer.write([
-                        "name": .string(entry.name), "rootClass": .string(entry.handle.rootClass),
+                        "name": .string(handle.name), "rootClass": .string(handle.rootClass),
                         "rootUUID": .string(state.rootUUID.wireString), "version": .number(JSONNumber(state.version)),
                     ])
                 }
@@ -29,10 +33,10 @@ extension Gateway {
             }
         }
 
-        router.put("/v1/scopes/{name}", gate(.write)) { request, context in
-            await Self.answerAsync { () async throws(Problem) in
+        router.put("/v1/scopes/{name}", middleware: [gate(.write)]) { request, context in
+            Self.answerAsync(context) { () async throws(Problem) in
                 let name = context.parameters["name"] ?? ""
-                try ScopeName.validate(name)
+                try Problem.mapping { () throws(ScopeError) in try ScopeName.validate(name) }
                 let body = try Self.jsonObjectBody(request)
                 guard let root = body["root"]?.object else {
                     throw Problem(
@@ -55,44 +59,59 @@ extension Gateway {
                     }
                     properties = object
                 }
-                let handle = try await hub.create(
-                    name: name, rootClassName: clsName, rootUUID: uuid, properties: properties)
-                let (version, json) = handle.stateJSON()
-                var response = Self.json(json, status: .created, version: version)
+                let handle: ScopeHandle
+                do throws(ScopeError) {
+                    handle = try await engine.create(
+                        name: name, rootClassName: clsName, rootUUID: uuid, properties: properties)
+                } catch {
+                    throw Problem(error)
+                }
+                let state = handle.encodedState()
+                var response = Self.json(state.json, status: .created, version: state.version)
                 response.head.headerFields[.location] = "/v1/scopes/\(name)"
                 return response
             }
         }
 
-        router.get("/v1/scopes/{name}", gate(.read)) { request, context in
+        router.get("/v1/scopes/{name}", middleware: [gate(.read)]) { request, context in
             Self.answer { () throws(Problem) in
-                let handle = try hub.existingHandle(context.parameters["name"] ?? "")
-                let version = handle.committedState.version
+                let handle = try Problem.mapping { () throws(ScopeError) in
+                    try engine.existingHandle(context.parameters["name"] ?? "")
+                }
+                var condition: EntityTag.Condition?
                 if let header = request.headerFields[.ifNoneMatch] {
-                    guard let condition = EntityTag.parse(header, allowWeak: true) else {
+                    guard let parsed = EntityTag.parse(header, allowWeak: true) else {
                         throw Problem(.badRequest, detail: "If-None-Match \(header) is not a list of entity tags")
                     }
-                    if ScopeHub.matches(condition, version: version) {
-                        return HTTPServerResponse(
-                            status: .notModified,
-                            headerFields: [.eTag: EntityTag.header(for: version), .cacheControl: "no-cache"])
-                    }
+                    condition = parsed
                 }
-                let (stateVersion, json) = handle.stateJSON()
-                return Self.json(json, version: stateVersion)
+                // One read of the handle answers both the 304 check and the body.
+                let state = handle.encodedState()
+                if let condition, condition.matches(state.version) {
+                    return HTTPServerResponse(
+                        status: .notModified,
+                        headerFields: [.eTag: EntityTag.header(for: state.version), .cacheControl: "no-cache"])
+                }
+                return Self.stateResponse(state, for: request)
             }
         }
 
-        router.delete("/v1/scopes/{name}", gate(.write)) { _, context in
-            await Self.answerAsync { () async throws(Problem) in
-                try await hub.delete(name: context.parameters["name"] ?? "")
+        router.delete("/v1/scopes/{name}", middleware: [gate(.write)]) { _, context in
+            Self.answerAsync(context) { () async throws(Problem) in
+                do throws(ScopeError) {
+                    try await engine.delete(name: context.parameters["name"] ?? "")
+                } catch {
+                    throw Problem(error)
+                }
                 return HTTPServerResponse(status: .noContent)
             }
         }
 
-        router.get("/v1/scopes/{name}/objects/{uuid}", gate(.read)) { _, context in
+        router.get("/v1/scopes/{name}/objects/{uuid}", middleware: [gate(.read)]) { _, context in
             Self.answer { () throws(Problem) in
-                let handle = try hub.existingHandle(context.parameters["name"] ?? "")
+                let handle = try Problem.mapping { () throws(ScopeError) in
+                    try engine.existingHandle(context.parameters["name"] ?? "")
+                }
                 let text = context.parameters["uuid"] ?? ""
                 guard let uuid = UUID(wireString: text) else {
                     throw Problem(.badRequest, detail: "'\(text.prefix(64))' is not a UUID")
@@ -103,6 +122,40 @@ extension Gateway {
                 }
                 return Self.json(object.encoded(), version: state.version)
             }
+        }
+    }
+}
+
+extension Gateway {
+    static let compression = CompressionPolicy()
+
+    /// A scope's state as a `200`. When the client takes gzip and the state is worth compressing,
+    /// the body is the state's gzip made once per version (kept with the encoded state), not one
+    /// compression per request; other codings are left to the server's response compression.
+    static func stateResponse(_ state: EncodedState, for request: HTTPServerRequest) -> HTTPServerResponse {
+        var response = json(state.json, version: state.version)
+        let acceptEncoding = request.headerFields[values: .acceptEncoding]
+        guard !acceptEncoding.isEmpty,
+            compression.coding(
+                acceptEncoding: acceptEncoding.joined(separator: ", "), contentType: "application/json",
+                contentEncoding: nil, bodySize: state.json.count) == .gzip,
+            case let gzip = state.derived({ json in (try? OneShot.compress(json, coding: .gzip)) ?? [] }),
+            !gzip.isEmpty, gzip.count < state.json.count
+        else { return response }
+        response.body = gzip
+        response.head.headerFields[.contentEncoding] = ContentCoding.gzip.headerValue
+        response.head.headerFields.append(HTTPField(name: .vary, value: "Accept-Encoding"))
+        return response
+    }
+}
+
+extension Problem {
+    /// Runs `body`, mapping a thrown ``ScopeEngine/ScopeError`` to its problem.
+    static func mapping<T>(_ body: () throws(ScopeError) -> T) throws(Problem) -> T {
+        do {
+            return try body()
+        } catch {
+            throw Problem(error)
         }
     }
 }

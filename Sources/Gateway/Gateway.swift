@@ -2,33 +2,74 @@ import HTTPServer
 import HTTPTypes
 import JetstreamModel
 import Logging
+import ScopeEngine
 
-/// The HTTP API of `HTTP-API.md` over a ``ScopeHub``: add its routes to a router and serve it.
+/// The HTTP API of `docs/http-api.md` over a ``ScopeEngine/ScopeEngine``: add its routes to a router
+/// and serve it. ``GatewayServer`` assembles all of it from a configuration; build one by hand only
+/// to put the routes on a server of your own.
 ///
 /// ```swift
-/// let gateway = Gateway(hub: hub)
+/// let metrics = GatewayMetrics()
+/// var engineConfiguration = ScopeEngineConfiguration(schema: .demo)
+/// Gateway.prepare(&engineConfiguration, metrics: metrics)
+/// let engine = ScopeEngine(configuration: engineConfiguration, store: store, logger: logger)
+/// let gateway = Gateway(engine: engine, metrics: metrics)
 /// var router = Router()
 /// gateway.addRoutes(to: &router)
-/// let server = HTTPServer(configuration: httpConfiguration, router: router, logger: logger)
 /// ```
 public struct Gateway: Sendable {
-    public let hub: ScopeHub
-    /// Auth, limits, trusted proxies and CORS (open by default).
+    public let engine: ScopeEngine
+    /// Auth, rate and stream limits, trusted proxies and CORS (open by default).
     public let access: AccessControl
+    public let metrics: GatewayMetrics
+    /// The `retry:` reconnection delay sent at the start of every event stream, in milliseconds.
+    public let retryMilliseconds: Int
     let schemaJSON: [UInt8]
-    let openAPIBytes: [UInt8]
 
-    public init(hub: ScopeHub, access: AccessControl = .open()) {
-        self.hub = hub
+    public init(
+        engine: ScopeEngine, access: AccessControl = .open(), metrics: GatewayMetrics = GatewayMetrics(),
+        retryMilliseconds: Int = 2000
+    ) {
+        self.engine = engine
         self.access = access
-        schemaJSON = hub.configuration.schema.jsonValue.encoded()
-        openAPIBytes = Array(OpenAPIDocument.yaml.utf8)
+        self.metrics = metrics
+        self.retryMilliseconds = retryMilliseconds
+        schemaJSON = engine.schema.jsonValue.encoded()
     }
 
+    /// Fits an engine configuration to this HTTP face: subscribers are event streams delivered on
+    /// their connections' loops, stored idempotent rejections are problem+json, and commits,
+    /// fan-outs and replays are counted in `metrics`.
+    public static func prepare(_ configuration: inout ScopeEngineConfiguration, metrics: GatewayMetrics) {
+        configuration.makeSubscribers = { StreamSubscribers() }
+        configuration.encodeRejection = { error in
+            let problem = Problem(error)
+            return (Int(problem.kind.status.code), problem.response.body)
+        }
+        configuration.observer = metrics
+    }
+
+    /// The OpenAPI document, embedded in the binary from `Resources/openapi.yaml` (a test keeps it
+    /// identical to the repository's `openapi.yaml`).
+    public static let openAPIDocument: [UInt8] = PackageResources.openapi_yaml
+
     public func addRoutes(to router: inout Router) {
-        addOperationRoutes(to: &router)
-        router.get("/openapi.yaml") { [openAPIBytes] _, _ in
-            HTTPServerResponse(status: .ok, headerFields: [.contentType: "application/yaml"], body: openAPIBytes)
+        let engine = self.engine
+        let metrics = self.metrics
+        router.get("/healthz") { _, _ in .json(#"{"status":"ok"}"#) }
+        router.get("/readyz") { _, context in
+            context.answerAsync {
+                guard let reason = await engine.readinessProblem() else { return .json(#"{"status":"ready"}"#) }
+                return Problem(.notReady, detail: reason, headers: [.retryAfter: "5"]).response
+            }
+        }
+        router.get("/metrics") { _, _ in
+            HTTPServerResponse(
+                status: .ok, headerFields: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: metrics.exposition())
+        }
+        router.get("/openapi.yaml") { _, _ in
+            HTTPServerResponse(status: .ok, headerFields: [.contentType: "application/yaml"], body: Self.openAPIDocument)
         }
         router.get("/v1/schema") { [schemaJSON] _, _ in .json(schemaJSON) }
         addScopeRoutes(to: &router)
@@ -46,11 +87,17 @@ public struct Gateway: Sendable {
         }
     }
 
-    static func answerAsync(_ body: () async throws(Problem) -> HTTPServerResponse) async -> HTTPServerResponse {
-        do {
-            return try await body()
-        } catch {
-            return error.response
+    /// Runs `body` in a task (the handler returns ``HTTPServer/HTTPServerResponse/deferred``),
+    /// answering a thrown ``Problem`` as problem+json.
+    static func answerAsync(
+        _ context: HTTPRequestContext, _ body: @escaping @Sendable () async throws(Problem) -> HTTPServerResponse
+    ) -> HTTPServerResponse {
+        context.answerAsync {
+            do throws(Problem) {
+                return try await body()
+            } catch {
+                return error.response
+            }
         }
     }
 

@@ -2,21 +2,22 @@ import CoreMetrics
 import HTTPServer
 import Metrics
 import Prometheus
+import ScopeEngine
 import Synchronization
 
 /// The gateway's Prometheus metrics, served at `GET /metrics`: swift-metrics instruments backed
 /// by a swift-prometheus registry of their own (so two gateways in one process, as in tests, never
 /// share counters, and nothing depends on the global `MetricsSystem` bootstrap).
 ///
-/// Instruments are created up front where their labels are known (routes, problem kinds), so the
-/// request path only looks one up and increments it; request counters keyed by status are
-/// created on the first request with that route and status.
+/// Instruments are created up front where their labels are known (problem kinds), so the request
+/// path only looks one up and increments it; request timers and counters are created on the first
+/// request with that route (the matched route pattern, a small fixed set) and status.
 ///
 /// ```swift
-/// hub.metrics.observe(server)       // open streams and dropped subscribers from the engine
-/// let text = hub.metrics.exposition() // Prometheus text format 0.0.4
+/// metrics.observe(server)        // open streams and dropped subscribers from the HTTP server
+/// let text = metrics.exposition() // Prometheus text format 0.0.4
 /// ```
-public final class GatewayMetrics: Sendable {
+public final class GatewayMetrics: ScopeEngineObserver {
     public let registry: PrometheusCollectorRegistry
     let factory: PrometheusMetricsFactory
 
@@ -30,8 +31,17 @@ public final class GatewayMetrics: Sendable {
     let openStreams: CoreMetrics.Gauge
     let openConnections: CoreMetrics.Gauge
     let droppedSlowSubscribers: CoreMetrics.Counter
-    let requestDurations: [CoreMetrics.Timer]
-    private let requestCounters = Mutex<[Int: CoreMetrics.Counter]>([:])
+    private let requestInstruments = Mutex<[RequestKey: RequestInstruments]>([:])
+
+    private struct RequestKey: Hashable {
+        let route: String
+        let status: Int
+    }
+
+    private struct RequestInstruments {
+        let duration: CoreMetrics.Timer
+        let count: CoreMetrics.Counter
+    }
     private let engine = Mutex<EngineObservation?>(nil)
 
     private struct EngineObservation {
@@ -88,11 +98,6 @@ public final class GatewayMetrics: Sendable {
         openConnections = CoreMetrics.Gauge(label: "jetstream_http_connections_open", factory: factory)
         droppedSlowSubscribers = CoreMetrics.Counter(
             label: "jetstream_sse_slow_subscribers_dropped_total", factory: factory)
-        requestDurations = GatewayRoute.allCases.map { route in
-            CoreMetrics.Timer(
-                label: "jetstream_http_request_duration_seconds", dimensions: [("route", route.label)],
-                factory: factory)
-        }
     }
 
     /// Reads open streams, connections and dropped slow subscribers from `server` at each scrape.
@@ -100,43 +105,42 @@ public final class GatewayMetrics: Sendable {
         engine.withLock { $0 = EngineObservation(stats: { server.stats }) }
     }
 
-    /// Counts one answered request (wire it to ``HTTPServerConfiguration/accessLog``).
+    /// Counts one answered request (wire it to ``HTTPServerConfiguration/accessLog``), labelled
+    /// by the route that answered it (`other` when none matched).
     public func recordRequest(_ entry: AccessLogEntry) {
-        recordRequest(target: entry.target, status: entry.status, duration: entry.duration)
+        recordRequest(route: entry.route ?? "other", status: entry.status, duration: entry.duration)
     }
 
-    func recordRequest(target: String, status: Int, duration: Duration) {
-        let route = GatewayRoute(target: target)
-        requestDurations[route.rawValue].recordNanoseconds(duration.nanosecondsClamped)
-        let key = route.rawValue << 16 | (status & 0xFFFF)
-        let counter = requestCounters.withLock { counters in
-            if let existing = counters[key] { return existing }
-            let created = CoreMetrics.Counter(
-                label: "jetstream_http_requests_total",
-                dimensions: [("route", route.label), ("status", String(status))], factory: factory)
-            counters[key] = created
+    func recordRequest(route: String, status: Int, duration: Duration) {
+        let key = RequestKey(route: route, status: status)
+        let instruments = requestInstruments.withLock { instruments in
+            if let existing = instruments[key] { return existing }
+            let created = RequestInstruments(
+                duration: CoreMetrics.Timer(
+                    label: "jetstream_http_request_duration_seconds", dimensions: [("route", route)], factory: factory),
+                count: CoreMetrics.Counter(
+                    label: "jetstream_http_requests_total", dimensions: [("route", route), ("status", String(status))],
+                    factory: factory))
+            instruments[key] = created
             return created
         }
-        counter.increment()
+        instruments.duration.recordNanoseconds(duration.nanosecondsClamped)
+        instruments.count.increment()
     }
 
-    func count(_ outcome: SubmitOutcome) {
-        switch outcome {
-        case .accepted: changeSetsAccepted.increment()
-        case .failed(let problem): countRejected(problem.kind)
-        case .replayed: break
-        }
+    func countAccepted() {
+        changeSetsAccepted.increment()
     }
 
-    func recordCommit(since start: ContinuousClock.Instant) {
-        commitDuration.recordNanoseconds((ContinuousClock.now - start).nanosecondsClamped)
+    public func didCommit(after duration: Duration) {
+        commitDuration.recordNanoseconds(duration.nanosecondsClamped)
     }
 
-    func recordFanOut(since start: ContinuousClock.Instant) {
-        fanOutLag.recordNanoseconds((ContinuousClock.now - start).nanosecondsClamped)
+    public func didFanOut(after duration: Duration) {
+        fanOutLag.recordNanoseconds(duration.nanosecondsClamped)
     }
 
-    func countReplay() {
+    public func didReplay() {
         idempotentReplays.increment()
     }
 

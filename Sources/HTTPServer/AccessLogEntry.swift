@@ -6,6 +6,8 @@
 public struct AccessLogEntry: Sendable {
     public var method: String
     public var target: String
+    /// The pattern of the route that answered (`/v1/scopes/{name}/events`), nil when none matched.
+    public var route: String?
     /// `HTTP/1.1`, `HTTP/1.0` or `HTTP/2`.
     public var version: String
     public var status: Int

@@ -13,6 +13,10 @@ import SocketLoop
 public struct HTTPRequestContext: Sendable {
     /// Path parameters by name, percent-decoded (`{name}` in the route pattern).
     public internal(set) var parameters: [String: String]
+    /// The pattern of the matched route (`/v1/scopes/{name}`): a small, fixed set, fit for metric labels.
+    public internal(set) var route: String = ""
+    /// Values middleware hands to the handlers after it (an access grant, a request id).
+    public var values = RequestValues()
     public let logger: Logger
     /// The peer of the connection (`127.0.0.1:51234`, `[::1]:51234` or `unix`); behind a proxy,
     /// the proxy's address.
@@ -43,5 +47,45 @@ public struct HTTPRequestContext: Sendable {
     /// ```
     public func openEventStream(headers: HTTPFields = [:]) -> EventStream {
         responder.openEventStream(headers: headers)
+    }
+
+    /// Runs `body` in a task and answers with its response (or the error it throws); returns
+    /// ``HTTPServerResponse/deferred`` for the handler to return.
+    ///
+    /// ```swift
+    /// router.get("/v1/scopes/{name}") { request, context in
+    ///     context.answerAsync { try await store.load(context.parameters["name"]!) }
+    /// }
+    /// ```
+    public func answerAsync(
+        _ body: @escaping @Sendable () async throws -> HTTPServerResponse
+    ) -> HTTPServerResponse {
+        let context = self
+        Task {
+            do {
+                let response = try await body()
+                if !response.isDeferred, !context.responder.hasResponded { context.responder.respond(response) }
+            } catch {
+                context.responder.respond(Router.response(for: error, context: context))
+            }
+        }
+        return .deferred
+    }
+}
+
+/// Typed values carried by a request's context, keyed by their type.
+///
+/// ```swift
+/// context.values[AccessGrant.self] = grant      // in middleware
+/// let grant = context.values[AccessGrant.self]  // in the handler
+/// ```
+public struct RequestValues: Sendable {
+    private var storage: [ObjectIdentifier: any Sendable] = [:]
+
+    public init() {}
+
+    public subscript<Value: Sendable>(_ type: Value.Type) -> Value? {
+        get { storage[ObjectIdentifier(type)] as? Value }
+        set { storage[ObjectIdentifier(type)] = newValue }
     }
 }

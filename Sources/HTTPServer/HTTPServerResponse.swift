@@ -10,6 +10,8 @@ import HTTPTypes
 public struct HTTPServerResponse: Sendable {
     public var head: HTTPResponse
     public var body: [UInt8]
+    /// Whether this is ``deferred``: the handler answers later through its responder.
+    public private(set) var isDeferred = false
 
     public init(status: HTTPResponse.Status = .ok, headerFields: HTTPFields = [:], body: [UInt8] = []) {
         head = HTTPResponse(status: status, headerFields: headerFields)
@@ -37,4 +39,12 @@ public struct HTTPServerResponse: Sendable {
     /// What a handler returns after opening an event stream with
     /// ``HTTPRequestContext/openEventStream(headers:)``: ignored, because the stream answered.
     public static var streamOpened: HTTPServerResponse { HTTPServerResponse(status: .ok) }
+
+    /// What a handler or middleware returns when it answers later, through
+    /// `context.responder`, from async code or another thread.
+    public static var deferred: HTTPServerResponse {
+        var response = HTTPServerResponse(status: .ok)
+        response.isDeferred = true
+        return response
+    }
 }

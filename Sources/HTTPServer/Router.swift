@@ -1,26 +1,49 @@
 import HTTPTypes
+import Logging
+
+/// What every route is: a function from the request and its context to the response. It runs on
+/// the connection's loop thread and must not block. A handler that answers later — from async code
+/// or another thread — returns ``HTTPServerResponse/deferred`` and answers through
+/// `context.responder` (``HTTPRequestContext/answerAsync(_:)`` does that for async code).
+public typealias RouteHandler = @Sendable (HTTPServerRequest, HTTPRequestContext) throws -> HTTPServerResponse
+
+/// Code that runs around route handlers: authentication, metrics, logging. It calls `next` to go
+/// on (now, or later from another thread, returning ``HTTPServerResponse/deferred`` meanwhile and
+/// answering through `context.responder`), or answers itself.
+///
+/// ```swift
+/// struct RequireHeader: RouterMiddleware {
+///     func handle(_ request: HTTPServerRequest, context: HTTPRequestContext, next: RouteHandler) throws -> HTTPServerResponse {
+///         guard request.headerFields[.authorization] != nil else { return .text("who are you?", status: .unauthorized) }
+///         return try next(request, context)
+///     }
+/// }
+/// ```
+public protocol RouterMiddleware: Sendable {
+    func handle(
+        _ request: HTTPServerRequest, context: HTTPRequestContext, next: @escaping RouteHandler
+    ) throws -> HTTPServerResponse
+}
 
 /// Maps method and path to handlers. Build it before starting the server; it is a value and is
 /// copied into the server.
 ///
-/// Handlers come in three shapes, chosen by the closure you pass:
-///
 /// ```swift
 /// var router = Router()
-/// // Answer at once, on the loop thread (must not block):
 /// router.get("/health") { request, context in .text("ok") }
-/// // Answer from async code (runs in a Task):
-/// router.get("/v1/scopes/{name}") { request, context in
-///     try await store.load(context.parameters["name"]!)
+/// router.get("/v1/scopes/{name}", middleware: [auth]) { request, context in
+///     context.answerAsync { try await store.load(context.parameters["name"]!) }
 /// }
-/// // Answer later from any thread through the responder:
-/// router.post("/v1/scopes/{name}/changesets") { request, context, responder in
-///     hub.submit(request.body) { result in responder.respond(.json(result)) }
+/// router.post("/v1/scopes/{name}/changesets") { request, context in
+///     hub.submit(request.body) { result in context.responder.respond(.json(result)) }
+///     return .deferred
 /// }
 /// ```
 ///
 /// Unknown paths get 404; a known path with another method gets 405 with `Allow`. `HEAD` uses
-/// the `GET` route (the body is dropped).
+/// the `GET` route (the body is dropped). The matched pattern is the request's
+/// ``HTTPRequestContext/route`` and ``AccessLogEntry/route``, so metrics label by route, never by
+/// the raw target.
 public struct Router: Sendable {
     struct Route: Sendable {
         var method: HTTPRequest.Method?
@@ -29,48 +52,109 @@ public struct Router: Sendable {
     }
 
     enum Match {
-        case found(RouteHandler, parameters: [String: String])
+        case found(Route, parameters: [String: String])
         case methodNotAllowed(allowed: [HTTPRequest.Method])
         case notFound
+
+        /// The matched route's pattern.
+        var route: String? {
+            if case .found(let route, _) = self { return route.pattern.description }
+            return nil
+        }
     }
 
     private(set) var routes: [Route] = []
+    private var middleware: [any RouterMiddleware] = []
 
     public init() {}
 
-    mutating func add(_ method: HTTPRequest.Method?, _ path: String, _ handler: RouteHandler) {
-        routes.append(Route(method: method, pattern: RoutePattern(path), handler: handler))
+    /// Adds middleware that runs around every route added after it.
+    public mutating func add(middleware: any RouterMiddleware) {
+        self.middleware.append(middleware)
+    }
+
+    /// Adds a route for `method` (nil: any method) behind `middleware` (outermost first), inside
+    /// the router-wide middleware.
+    public mutating func on(
+        _ method: HTTPRequest.Method?, _ path: String, middleware: [any RouterMiddleware] = [],
+        _ handler: @escaping RouteHandler
+    ) {
+        var chained = handler
+        for layer in (self.middleware + middleware).reversed() {
+            let next = chained
+            chained = { request, context in try layer.handle(request, context: context, next: next) }
+        }
+        routes.append(Route(method: method, pattern: RoutePattern(path), handler: chained))
+    }
+
+    public mutating func get(_ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler) {
+        on(.get, path, middleware: middleware, handler)
+    }
+
+    public mutating func post(_ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler) {
+        on(.post, path, middleware: middleware, handler)
+    }
+
+    public mutating func put(_ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler) {
+        on(.put, path, middleware: middleware, handler)
+    }
+
+    public mutating func delete(
+        _ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler
+    ) {
+        on(.delete, path, middleware: middleware, handler)
+    }
+
+    public mutating func patch(_ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler) {
+        on(.patch, path, middleware: middleware, handler)
     }
 
     func match(method: HTTPRequest.Method, path: String) -> Match {
         var allowed: [HTTPRequest.Method] = []
-        var fallback: (RouteHandler, [String: String])?
+        var fallback: (Route, [String: String])?
         let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map { Substring($0) }
         for route in routes {
             guard let parameters = route.pattern.match(parts: parts) else { continue }
-            guard let routeMethod = route.method else { return .found(route.handler, parameters: parameters) }
-            if routeMethod == method { return .found(route.handler, parameters: parameters) }
-            if method == .head, routeMethod == .get, fallback == nil { fallback = (route.handler, parameters) }
+            guard let routeMethod = route.method else { return .found(route, parameters: parameters) }
+            if routeMethod == method { return .found(route, parameters: parameters) }
+            if method == .head, routeMethod == .get, fallback == nil { fallback = (route, parameters) }
             if !allowed.contains(routeMethod) { allowed.append(routeMethod) }
         }
-        if let (handler, parameters) = fallback { return .found(handler, parameters: parameters) }
+        if let (route, parameters) = fallback { return .found(route, parameters: parameters) }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
     }
 
-    /// Routes `request` and runs its handler (on the loop thread).
-    func dispatch(_ request: HTTPServerRequest, context: HTTPRequestContext) {
-        switch match(method: request.method, path: request.path) {
-        case .found(let handler, let parameters):
+    /// Runs the matched route's handler (on the loop thread), or answers 404/405.
+    func dispatch(_ match: Match, _ request: HTTPServerRequest, context: HTTPRequestContext) {
+        let responder = context.responder
+        switch match {
+        case .found(let route, let parameters):
             var context = context
             context.parameters = parameters
-            handler.run(request, context)
+            context.route = route.pattern.description
+            do {
+                let response = try route.handler(request, context)
+                if !response.isDeferred, !responder.hasResponded { responder.respond(response) }
+            } catch {
+                responder.respond(Self.response(for: error, context: context))
+            }
         case .methodNotAllowed(let allowed):
-            var response = context.responder.renderError(
+            var response = responder.renderError(
                 .methodNotAllowed, "\(request.method.rawValue) is not allowed on \(request.path)")
             response.head.headerFields[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
-            context.responder.respond(response)
+            responder.respond(response)
         case .notFound:
-            context.responder.respond(context.responder.renderError(.notFound, "no resource at \(request.path)"))
+            responder.respond(responder.renderError(.notFound, "no resource at \(request.path)"))
         }
+    }
+
+    /// The answer to an error a handler threw: its own status for an ``HTTPError``, else 500.
+    static func response(for error: any Error, context: HTTPRequestContext) -> HTTPServerResponse {
+        if let error = error as? HTTPError {
+            return context.responder.renderError(
+                error.status, error.message.isEmpty ? error.status.reasonPhrase : error.message)
+        }
+        context.logger.error("handler failed", metadata: ["error": "\(error)"])
+        return context.responder.renderError(.internalServerError, "the request could not be served")
     }
 }

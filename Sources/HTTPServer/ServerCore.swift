@@ -38,6 +38,7 @@ final class ServerCore: Sendable {
         _ request: HTTPServerRequest, channel: any HTTPResponseChannel, requestID: UInt64, connection: Connection
     ) {
         stats.requests.add(1, ordering: .relaxed)
+        let match = router.match(method: request.method, path: request.path)
         var onAnswer: (@Sendable (HTTPResponse.Status, Int, Bool) -> Void)?
         if let accessLog = configuration.accessLog {
             let started = ContinuousClock.now
@@ -47,10 +48,11 @@ final class ServerCore: Sendable {
             let remoteAddress = connection.remoteAddress
             let forwardedFor = request.headerFields[Self.xForwardedFor]
             let forwarded = request.headerFields[Self.forwarded]
+            let route = match.route
             onAnswer = { status, bytes, streamed in
                 accessLog(
                     AccessLogEntry(
-                        method: method, target: target, version: version, status: status.code, bodyBytes: bytes,
+                        method: method, target: target, route: route, version: version, status: status.code, bodyBytes: bytes,
                         streamed: streamed, duration: ContinuousClock.now - started, remoteAddress: remoteAddress,
                         forwardedFor: forwardedFor, forwarded: forwarded))
             }
@@ -60,7 +62,7 @@ final class ServerCore: Sendable {
             onAnswer: onAnswer)
         let context = HTTPRequestContext(
             logger: logger, remoteAddress: connection.remoteAddress, responder: responder)
-        router.dispatch(request, context: context)
+        router.dispatch(match, request, context: context)
     }
 
     static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!

@@ -72,7 +72,7 @@ struct AccessOptions: ParsableArguments {
     }
 
     /// The policy, reading the key files (a file that cannot be read is a clear error).
-    func policy(maxFragments: Int) throws -> AccessPolicy {
+    func policy() throws -> AccessPolicy {
         var policy = AccessPolicy()
         if let jwtSecretFile {
             var secret = try Array(read(jwtSecretFile, "--jwt-secret-file").utf8)
@@ -92,7 +92,6 @@ struct AccessOptions: ParsableArguments {
         policy.maxStreamsPerClient = maxStreamsPerClient
         policy.maxStreams = maxStreams
         policy.streamMaxAge = streamMaxAge > 0 ? .milliseconds(Int64(streamMaxAge * 1000)) : nil
-        policy.maxFragments = maxFragments
         return policy
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Gateway
+import GatewayServer
 import HTTPServer
 import JetstreamModel
 import Logging
@@ -117,69 +118,59 @@ struct ServeCommand: AsyncParsableCommand {
                 metadata: ["limit": "\(descriptorLimit)", "max-streams": "\(accessOptions.maxStreams)"])
         }
 
-        let modelSchema = try loadSchema(logger: logger)
-        try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
-        var storeConfiguration = SQLiteStore.Configuration()
-        storeConfiguration.retainedChangeSets = historyLimit
-        storeConfiguration.idempotencyTTLMilliseconds = Int64((idempotencyTTL * 1000).rounded())
-        let storePath = (dataDir as NSString).appendingPathComponent("jetstream.sqlite")
-        let store = try SQLiteStore(
-            path: storePath, configuration: storeConfiguration, logger: Logger(label: "jetstream.store"))
-        defer { store.close() }
-
-        var limits = Limits()
-        limits.maxFragmentsPerSet = maxFragments
-        limits.maxObjectsPerScope = maxObjects
-        let hub = ScopeHub(
-            configuration: GatewayConfiguration(
-                schema: modelSchema, limits: limits, historyLimit: historyLimit, resumeBufferSize: resumeBuffer,
-                snapshotInterval: snapshotInterval),
-            store: store, logger: logger)
-        let started = ContinuousClock.now
-        let (scopes, replayed) = try await hub.recover()
-        logger.info(
-            "store recovered",
-            metadata: [
-                "path": "\(storePath)", "scopes": "\(scopes)", "replayed": "\(replayed)",
-                "duration": "\(ContinuousClock.now - started)",
-            ])
-        if schema == nil { try await hub.ensureDemoScope() }
-
-        let access: AccessControl
+        var configuration = GatewayServerConfiguration(dataDirectory: dataDir)
+        configuration.host = host
+        configuration.port = port
+        configuration.loops = loops
+        configuration.schema = schema == nil ? nil : try loadSchema(logger: logger)
+        configuration.limits = limits
+        configuration.historyLimit = historyLimit
+        configuration.resumeBufferSize = resumeBuffer
+        configuration.snapshotInterval = snapshotInterval
+        configuration.idempotencyTTL = .milliseconds(Int64((idempotencyTTL * 1000).rounded()))
+        configuration.heartbeatInterval = .seconds(heartbeatInterval)
+        configuration.gracePeriod = .seconds(gracePeriod)
+        configuration.drainDelay = .seconds(drainDelay)
+        configuration.accessLog = accessLog
         do {
-            access = try await AccessControl.make(policy: try accessOptions.policy(maxFragments: maxFragments))
+            configuration.access = try accessOptions.policy()
         } catch {
             logger.critical("cannot configure auth", metadata: ["error": "\(error)"])
             throw ExitCode(78)
         }
-        let authLevel: Logger.Level = access.policy.auth.isEnabled ? .info : .warning
-        logger.log(level: authLevel, "\(access.summary)")
-        let gateway = Gateway(hub: hub, access: access)
-        var router = Router()
-        gateway.addRoutes(to: &router)
-        var configuration = httpConfiguration(access: access, metrics: hub.metrics)
-        configuration.responseHeaders = gateway.corsResponseHeaders
-        let server = HTTPServer(configuration: configuration, router: router, logger: logger)
-        hub.metrics.observe(server)
-        try server.start()
-        let boundPort = server.boundPorts.first ?? port
+        let server: GatewayServer
+        do {
+            server = try await GatewayServer.start(configuration, logger: logger)
+        } catch let error as AccessPolicyError {
+            logger.critical("cannot configure auth", metadata: ["error": "\(error)"])
+            throw ExitCode(78)
+        }
         let shownHost = host.contains(":") ? "[\(host)]" : host
+        let boundPort = server.port
         let schemaName = schema ?? "built-in demo"
         // Announced from inside the group, once SIGTERM is trapped: a supervisor that signals
         // right after the line gets a graceful shutdown, never the default kill.
-        let announcement = StartupAnnouncement {
+        try await server.run {
             print("jetstream listening on http://\(shownHost):\(boundPort)")
             fflush(nil)
             logger.info(
                 "serving", metadata: ["address": "http://\(shownHost):\(boundPort)", "schema": "\(schemaName)"])
         }
+    }
 
-        // Shut down in reverse: the drain (readiness false, streams closed) before the server.
-        let drain = GatewayDrainService(hub: hub, drainDelay: .seconds(drainDelay))
-        let group = ServiceGroup(
-            services: [server, drain, announcement], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        try await group.run()
-        logger.info("stopped")
+    /// Every limit from its flag (``ServerLimits`` hands each to the layer that checks it).
+    var limits: ServerLimits {
+        var limits = ServerLimits()
+        limits.maxBodyBytes = maxBodyBytes
+        limits.maxHeaderBytes = maxHeaderBytes
+        limits.maxFragmentsPerSet = maxFragments
+        limits.maxObjectsPerScope = maxObjects
+        limits.maxPendingBytes = maxPendingBytes
+        limits.headerTimeout = .seconds(headerTimeout)
+        limits.idleTimeout = .seconds(idleTimeout)
+        limits.maxStreams = accessOptions.maxStreams
+        limits.maxStreamsPerClient = accessOptions.maxStreamsPerClient
+        return limits
     }
 
     private func loadSchema(logger: Logger) throws -> Schema {
@@ -190,46 +181,5 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("cannot load the schema", metadata: ["error": "\(error)"])
             throw ExitCode(78)
         }
-    }
-
-    private func httpConfiguration(access: AccessControl, metrics: GatewayMetrics) -> HTTPServerConfiguration {
-        var configuration = HTTPServerConfiguration(addresses: [.tcp(host: host, port: port)], loopCount: loops)
-        configuration.maxBodyBytes = maxBodyBytes
-        configuration.maxHeaderBytes = maxHeaderBytes
-        configuration.headerReadTimeout = .seconds(headerTimeout)
-        configuration.idleTimeout = .seconds(idleTimeout)
-        configuration.heartbeatInterval = .seconds(heartbeatInterval)
-        configuration.maxPendingBytes = maxPendingBytes
-        configuration.slowSubscriberEvent = Problem.slowSubscriberEvent(maxPendingBytes: maxPendingBytes)
-        configuration.gracePeriod = .seconds(gracePeriod)
-        configuration.serverName = "jetstream"
-        configuration.errorResponse = Problem.engineResponse
-        if accessLog {
-            let trusted = access.policy.trustedProxies
-            let accessLogger = Logger(label: "jetstream.access")
-            configuration.accessLog = { entry in
-                metrics.recordRequest(entry)
-                let client = ClientAddress.resolve(
-                    peer: entry.remoteAddress, forwardedFor: entry.forwardedFor, forwarded: entry.forwarded,
-                    trusted: trusted)
-                accessLogger.info(
-                    "\(entry.method) \(entry.target) \(entry.version) \(entry.status)",
-                    metadata: [
-                        "client": "\(client)", "bytes": "\(entry.bodyBytes)", "stream": "\(entry.streamed)",
-                        "ms": "\(Self.milliseconds(entry.duration))",
-                    ])
-            }
-        } else {
-            configuration.accessLog = { entry in metrics.recordRequest(entry) }
-        }
-        return configuration
-    }
-}
-
-extension ServeCommand {
-    static func milliseconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let value = Double(seconds) * 1000 + Double(attoseconds) / 1e15
-        return String(format: "%.3f", value)
     }
 }

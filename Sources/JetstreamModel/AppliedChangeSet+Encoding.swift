@@ -1,3 +1,5 @@
+import JetstreamJSON
+
 extension AppliedChangeSet {
     /// Writes the SSE `changeset` payload `{"version":N,"fragments":[…],"removed":[…]}` straight
     /// into a writer, so the gateway encodes an accepted set once and reuses the bytes.

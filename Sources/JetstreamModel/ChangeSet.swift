@@ -1,3 +1,5 @@
+import JetstreamJSON
+
 /// An ordered list of fragments to apply all or nothing. Entries that could not be read as
 /// fragments stay in place as errors, so that the reply can name each bad fragment.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import JetstreamJSON
 import HashTreeCollections
 
 /// Applies one change set to a staged copy of a state (MODEL.md, "Applying a change set").

@@ -1,3 +1,5 @@
+import JetstreamJSON
+
 /// Why one fragment of a change set was refused. `kind` is the stable `type` on the wire.
 ///
 /// ```swift

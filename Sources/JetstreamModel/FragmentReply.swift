@@ -1,3 +1,5 @@
+import JetstreamJSON
+
 /// The answer for one fragment of a rejected change set: `{}` when the fragment was fine on its
 /// own, `{"error":{…}}` when it was not.
 ///

@@ -1,3 +1,5 @@
+import JetstreamJSON
+
 extension ModelClass {
     /// This class's schema entry: `extends` when it has a superclass, then the properties it
     /// declares, in the long form and declaration order.

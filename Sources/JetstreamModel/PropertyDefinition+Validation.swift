@@ -1,4 +1,5 @@
 import Foundation
+import JetstreamJSON
 
 extension PropertyDefinition {
     /// Checks a JSON value against this property strictly and returns the stored value.

@@ -1,3 +1,5 @@
+import JetstreamJSON
+
 /// The type of a model property, as named in a schema file.
 ///
 /// ```swift

@@ -1,3 +1,5 @@
+import JetstreamJSON
+
 extension Schema {
     /// The schema as JSON in the long form (what `GET /v1/schema` serves). ``parse(tree:)`` reads it
     /// back into an equal schema.

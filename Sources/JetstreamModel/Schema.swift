@@ -1,3 +1,4 @@
+@_exported import JetstreamJSON
 import Foundation
 
 /// The model schema: classes with typed properties, and scope rules naming each scope's root class.

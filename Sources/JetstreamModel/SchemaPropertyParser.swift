@@ -1,3 +1,5 @@
+import JetstreamJSON
+
 /// Reads one property of a schema: the short form (`x: Float`, `tags: [String]`, `color: Color?`)
 /// or the long form (`width: { type: Float, default: 100, min: 0 }`, `kind: { enum: [rect, oval] }`).
 enum SchemaPropertyParser {

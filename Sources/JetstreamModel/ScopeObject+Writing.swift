@@ -1,3 +1,5 @@
+import JetstreamJSON
+
 extension ScopeObject {
     /// Writes this object as a full-state fragment (`change` for the root, `add` otherwise).
     func writeFragment(isRoot: Bool, to writer: inout JSONWriter) {

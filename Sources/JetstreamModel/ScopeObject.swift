@@ -1,4 +1,5 @@
 import Foundation
+import JetstreamJSON
 
 /// One object of a scope: its UUID, class and property values (in the class's declaration order).
 ///

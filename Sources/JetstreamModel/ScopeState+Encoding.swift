@@ -1,4 +1,5 @@
 import Foundation
+import JetstreamJSON
 
 extension ScopeState {
     /// Writes `{"name","version","rootUUID","fragments":[…]}` (the same bytes as

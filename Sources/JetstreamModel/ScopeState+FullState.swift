@@ -1,4 +1,5 @@
 import Foundation
+import JetstreamJSON
 import HashTreeCollections
 
 extension ScopeState {

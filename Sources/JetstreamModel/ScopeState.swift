@@ -1,4 +1,5 @@
 import Foundation
+import JetstreamJSON
 import HashTreeCollections
 
 /// The state of one scope at one version: its objects by UUID, their parent relationships, the root.

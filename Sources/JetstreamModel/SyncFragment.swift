@@ -1,4 +1,5 @@
 import Foundation
+import JetstreamJSON
 
 /// One sync fragment in the original's wire format:
 /// `{"type":"add","uuid":"5f0c…","clsName":"Shape","properties":{"x":10}}`.

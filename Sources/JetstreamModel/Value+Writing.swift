@@ -1,3 +1,5 @@
+import JetstreamJSON
+
 extension Value {
     /// Writes the value's fragment JSON straight into a writer: the same bytes as
     /// `jsonValue.encoded()`, without building the tree.

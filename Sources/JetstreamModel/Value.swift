@@ -1,4 +1,5 @@
 import Foundation
+import JetstreamJSON
 
 /// A validated property value, stored in a ``ScopeObject``.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import JetstreamJSON
 import Yams
 
 /// Converts a composed YAML tree into the JSON tree the schema parser reads, keeping key order.

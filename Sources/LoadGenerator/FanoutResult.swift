@@ -1,4 +1,4 @@
-import JetstreamModel
+import JetstreamJSON
 
 /// What a fan-out run measured.
 public struct FanoutResult: Sendable {

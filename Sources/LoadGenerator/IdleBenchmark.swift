@@ -1,5 +1,5 @@
 import Glibc
-import JetstreamModel
+import JetstreamJSON
 import Synchronization
 
 /// `jetstream bench idle`: opens S event streams on one scope (each takes the snapshot), reports

@@ -1,4 +1,4 @@
-import JetstreamModel
+import JetstreamJSON
 
 /// Shared pieces of the text table and the `--json` object.
 enum ReportFormatting {

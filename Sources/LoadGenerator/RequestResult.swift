@@ -1,4 +1,4 @@
-import JetstreamModel
+import JetstreamJSON
 
 /// What a `write` or `read` run measured.
 public struct RequestResult: Sendable {

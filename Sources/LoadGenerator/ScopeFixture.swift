@@ -1,4 +1,4 @@
-import JetstreamModel
+import JetstreamJSON
 
 /// A scope the load is aimed at: created if missing (`PUT`, a `409` is fine), then read for its
 /// root object and current version.

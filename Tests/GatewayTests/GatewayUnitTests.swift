@@ -5,6 +5,7 @@ import JetstreamModel
 import Testing
 
 @testable import Gateway
+@testable import ScopeEngine
 
 @Suite("Gateway helpers")
 struct GatewayUnitTests {
@@ -13,7 +14,10 @@ struct GatewayUnitTests {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let onDisk = try String(contentsOf: root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
-        #expect(OpenAPIDocument.yaml + "\n" == onDisk, "run scripts/embed-openapi after editing openapi.yaml")
+        let bundled = try String(
+            contentsOf: root.appendingPathComponent("Sources/Gateway/Resources/openapi.yaml"), encoding: .utf8)
+        #expect(bundled == onDisk, "copy openapi.yaml to Sources/Gateway/Resources/openapi.yaml after editing it")
+        #expect(Gateway.openAPIDocument == Array(onDisk.utf8), "the binary embeds the bundled document")
     }
 
     @Test("entity tags: strong and weak, lists, star, malformed")
@@ -46,11 +50,12 @@ struct GatewayUnitTests {
 
     @Test("resume points: none → snapshot, a version → after it, anything else → reset")
     func streamStart() {
-        #expect(ScopeHub.streamStart(lastEventID: nil) == .fresh)
-        #expect(ScopeHub.streamStart(lastEventID: "") == .fresh)
-        #expect(ScopeHub.streamStart(lastEventID: "41") == .after(41))
-        #expect(ScopeHub.streamStart(lastEventID: "x1") == .unknown)
-        #expect(ScopeHub.streamStart(lastEventID: "-1") == .unknown)
+        #expect(ResumePoint(lastEventID: nil) == .fresh)
+        #expect(ResumePoint(lastEventID: "") == .fresh)
+        #expect(ResumePoint(lastEventID: "41") == .after(41))
+        #expect(ResumePoint(lastEventID: " 41 ") == .after(41))
+        #expect(ResumePoint(lastEventID: "x1") == .unknown)
+        #expect(ResumePoint(lastEventID: "-1") == .unknown)
     }
 
     @Test("a change set is encoded once: stored payload, SSE event and 200 body share its bytes")
@@ -67,12 +72,16 @@ struct GatewayUnitTests {
             Issue.record("the change set was rejected")
             return
         }
-        let payload = ScopeEvents.changeSetPayload(applied)
+        let payload = ChangeSetPayload(applied)
         let text = String(decoding: payload.bytes, as: UTF8.self)
         #expect(
             text.hasPrefix(#"{"version":1,"fragments":[{"type":"add","uuid":"5f0c61d2-0b45-4f5e-9e8b-6f1b7d2c3a10""#))
         #expect(
-            String(decoding: payload.event.payloadBytes, as: UTF8.self) == "event: changeset\nid: 1\ndata: \(text)\n\n")
+            String(decoding: SSEFrame.frame(payload.event).payloadBytes, as: UTF8.self)
+                == "event: changeset\nid: 1\ndata: \(text)\n\n")
+        // Framed once: the same event yields the same frame object.
+        let event = payload.event
+        #expect(SSEFrame.frame(event) === SSEFrame.frame(event))
         let stored = try JSONParser.parse(payload.bytes)
         let body = try JSONParser.parse(payload.acceptedResponse(fragmentCount: 2))
         #expect(body["version"] == .number(JSONNumber(1)))

@@ -10,20 +10,24 @@ import Testing
     static func router() -> Router {
         var router = Router()
         router.get("/now") { _, _ in .text("now") }
-        router.get("/async") { request, _ in
-            try await Task.sleep(for: .milliseconds(50))
-            return .text("async \(request.queryValue("n") ?? "")")
+        router.get("/async") { request, context in
+            context.answerAsync {
+                try await Task.sleep(for: .milliseconds(50))
+                return .text("async \(request.queryValue("n") ?? "")")
+            }
         }
-        router.get("/later") { _, _, responder in
+        router.get("/later") { _, context in
+            let responder = context.responder
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) {
                 responder.respond(.text("later"))
             }
+            return .deferred
         }
         router.post("/echo") { request, _ in
             HTTPServerResponse(status: .ok, body: request.body)
         }
         router.get("/fail") { _, _ in throw HTTPError(.conflict, "nope") }
-        router.get("/forgot") { _, _, _ in }
+        router.get("/forgot") { _, _ in .deferred }
         router.get("/peer") { _, context in .text(context.remoteAddress) }
         router.get("/items/{id}") { _, context in .text("item \(context.parameters["id"] ?? "?")") }
         return router

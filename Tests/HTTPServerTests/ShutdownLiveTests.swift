@@ -14,12 +14,14 @@ import Testing
         let group = EventBroadcaster()
         let released = Atomic<Bool>(false)
         var router = Router()
-        router.get("/slow") { _, _, responder in
+        router.get("/slow") { _, context in
+            let responder = context.responder
             DispatchQueue.global().async {
                 // Answer only once shutdown has begun.
                 while !released.load(ordering: .acquiring) { usleep(5000) }
                 responder.respond(.text("finished"))
             }
+            return .deferred
         }
         router.get("/subscribe") { _, context in
             group.add(context.openEventStream())
@@ -58,8 +60,10 @@ import Testing
 
     @Test func gracePeriodBoundsShutdown() async throws {
         var router = Router()
-        router.get("/never") { _, _, responder in
+        router.get("/never") { _, context in
+            let responder = context.responder
             DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(600)) { responder.respond(.text("late")) }
+            return .deferred
         }
         var configuration = HTTPServerConfiguration(addresses: [.tcp(host: "127.0.0.1", port: 0)], loopCount: 1)
         configuration.gracePeriod = .milliseconds(300)

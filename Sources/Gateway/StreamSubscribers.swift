@@ -1,0 +1,63 @@
+import HTTPServer
+import ScopeEngine
+import SocketLoop
+
+/// An SSE stream as a scope subscriber.
+final class StreamSubscriber: ScopeSubscriber {
+    let stream: EventStream
+
+    init(_ stream: EventStream) {
+        self.stream = stream
+    }
+
+    func receive(_ event: ScopeEvent) {
+        stream.sendEncoded(SSEFrame.frame(event))
+    }
+
+    func end() {
+        stream.loop.execute { [stream] in stream.close() }
+    }
+}
+
+/// The subscribers of one scope as SSE streams on the server's loops: each event is framed once
+/// (``SSEFrame``), each loop with streams of the scope gets one queued task per event, and that
+/// task writes the same buffer to all of its streams. Streams leave when they close.
+///
+/// Ordering (the engine's ``ScopeEngine/ScopeSubscribers`` contract): a stream's catch-up and its
+/// joining the group are queued to its loop as one task, and every publication is queued to the
+/// same loops, so each stream sees its catch-up, then every later publication, in order.
+final class StreamSubscribers: ScopeSubscribers {
+    private let group = EventBroadcaster()
+
+    func add(_ subscriber: any ScopeSubscriber, catchUp: [ScopeEvent]) {
+        guard let subscriber = subscriber as? StreamSubscriber else {
+            // Not a stream: delivered in the caller's order, as DirectSubscribers would.
+            for event in catchUp { subscriber.receive(event) }
+            return
+        }
+        let frames = catchUp.map(SSEFrame.frame)
+        let stream = subscriber.stream
+        let group = self.group
+        stream.loop.execute {
+            for frame in frames { stream.sendEncoded(frame) }
+            group.add(stream)
+        }
+    }
+
+    func publish(_ event: ScopeEvent) {
+        group.broadcast(encoded: SSEFrame.frame(event))
+    }
+
+    func remove(_ subscriber: any ScopeSubscriber) {
+        subscriber.end()
+    }
+
+    @discardableResult
+    func endAll(with last: ScopeEvent?) -> Int {
+        let count = last.map { group.broadcast(encoded: SSEFrame.frame($0)) } ?? group.subscriberCount
+        group.closeAll()
+        return count
+    }
+
+    var count: Int { group.subscriberCount }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Gateway
+import JetstreamModel
+import SocketLoop
+
+/// Everything a running gateway is made from: where it listens, which schema and store, its
+/// limits and its access policy. `jetstream serve` fills one from flags, environment and config
+/// file; tests fill one in code.
+///
+/// ```swift
+/// var configuration = GatewayServerConfiguration(dataDirectory: tempDirectory)
+/// configuration.port = 0                       // an ephemeral port (see GatewayServer.port)
+/// configuration.limits.maxFragmentsPerSet = 10
+/// ```
+public struct GatewayServerConfiguration: Sendable {
+    /// Address to listen on (`::` for all IPv6 and IPv4 addresses).
+    public var host = "127.0.0.1"
+    /// TCP port; 0 picks a free one.
+    public var port = 8080
+    /// Event-loop threads.
+    public var loops = SocketServerConfiguration.coreCount
+    /// Directory of the embedded SQLite store (`jetstream.sqlite` inside it).
+    public var dataDirectory: String
+    /// The model schema; the built-in demo schema when nil (and the `demo` scope is created).
+    public var schema: Schema?
+    public var limits = ServerLimits()
+    public var access = AccessPolicy()
+    /// Change sets retained per scope for history and resume.
+    public var historyLimit = 10_000
+    /// Recent change sets per scope kept encoded in memory for resumes.
+    public var resumeBufferSize = 256
+    /// A snapshot every this many change sets.
+    public var snapshotInterval = 1000
+    /// How long an `Idempotency-Key` and its outcome are kept.
+    public var idempotencyTTL: Duration = .seconds(86_400)
+    /// Time between SSE keep-alive comments.
+    public var heartbeatInterval: Duration = .seconds(15)
+    /// The `retry:` delay every event stream starts with.
+    public var retryMilliseconds = 2000
+    /// Time in-flight work may take on shutdown.
+    public var gracePeriod: Duration = .seconds(10)
+    /// Time between readiness turning false (streams closed) and the listener closing on shutdown.
+    public var drainDelay: Duration = .zero
+    /// One log line per request (label `jetstream.access`).
+    public var accessLog = true
+
+    public init(dataDirectory: String) {
+        self.dataDirectory = dataDirectory
+    }
+
+    /// The store's file inside ``dataDirectory``.
+    public var storePath: String { (dataDirectory as NSString).appendingPathComponent("jetstream.sqlite") }
+}

@@ -1,0 +1,96 @@
+import JetstreamModel
+import Logging
+import Store
+import Synchronization
+
+/// An idempotency key and the digest of its request, as stored with its first outcome
+/// (``Store/IdempotencyRecord``). Keys are per scope.
+///
+/// The digest is the exact request body, tagged `raw:` — not a hash. It exists to tell a true
+/// retry from a key reused for another request; comparing the bytes themselves makes that exact
+/// (no collision can be crafted) and needs no cryptography dependency. The price is storage: up
+/// to the body limit per key for the idempotency TTL.
+///
+/// ```swift
+/// let key = IdempotencyKey(key: "7f9c…", body: requestBody)
+/// engine.submitOnce(changeSet, to: handle, idempotency: key) { outcome in … }
+/// ```
+public struct IdempotencyKey: Sendable {
+    private static let digestTag = Array("raw:".utf8)
+
+    public let key: String
+    public let digest: [UInt8]
+
+    public init(key: String, body: [UInt8]) {
+        self.key = key
+        self.digest = Self.digestTag + body
+    }
+
+    /// The record stored with the outcome (the store sets the version and time).
+    func record(status: Int, response: [UInt8]) -> IdempotencyRecord {
+        IdempotencyRecord(key: key, requestDigest: digest, status: status, response: response)
+    }
+}
+
+extension ScopeEngine {
+    /// Submits a change set that carries an idempotency key: the first request with the key is
+    /// applied and its outcome stored in the same durable commit as the change set (or, for a
+    /// final rejection, with ``Store/ChangeLogStore/recordRejection(scope:_:completion:)``); a retry
+    /// with the same body gets that outcome again (``SubmitOutcome/replayed(_:)``), one with
+    /// another body ``ScopeError/idempotencyKeyReused(_:)``.
+    ///
+    /// Per scope and key only one request is decided at a time: a second one arriving while the
+    /// first is still being validated or made durable gets ``ScopeError/idempotencyKeyInFlight(_:)``
+    /// at once (never applied twice, and no request waits on another).
+    public func submitOnce(
+        _ changeSet: ChangeSet, to handle: ScopeHandle, ifMatch: VersionCondition? = nil,
+        idempotency: IdempotencyKey, completion: @escaping @Sendable (SubmitOutcome) -> Void
+    ) {
+        if let error = Self.shapeError(changeSet, limits: configuration.limits) {
+            return completion(.rejected(error))
+        }
+        let key = idempotency.key
+        let registered = handle.runtime.withLock { $0.idempotencyInFlight.insert(key).inserted }
+        guard registered else { return completion(.rejected(.idempotencyKeyInFlight(key))) }
+        // Released only after the outcome is durable, so a later lookup finds it.
+        let finish: @Sendable (SubmitOutcome) -> Void = { outcome in
+            handle.runtime.withLock { _ = $0.idempotencyInFlight.remove(key) }
+            completion(outcome)
+        }
+        Task {
+            let stored: IdempotencyRecord?
+            do throws(StoreError) {
+                stored = try await store.idempotencyRecord(scope: handle.name, key: key)
+            } catch {
+                return finish(.rejected(storeFailure(error)))
+            }
+            guard let stored else {
+                return stage(changeSet, to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: finish)
+            }
+            if stored.requestDigest == idempotency.digest {
+                configuration.observer?.didReplay()
+                finish(.replayed(stored))
+            } else {
+                finish(.rejected(.idempotencyKeyReused(key)))
+            }
+        }
+    }
+
+    /// Stores a final rejection under its key, then answers it (the answer does not wait on a
+    /// store failure: the rejection stands, only its replay is lost).
+    func recordRejection(
+        _ error: ScopeError, idempotency: IdempotencyKey, of handle: ScopeHandle,
+        completion: @escaping @Sendable (SubmitOutcome) -> Void
+    ) {
+        let encoded = configuration.encodeRejection(error)
+        let logger = self.logger
+        store.recordRejection(scope: handle.name, idempotency.record(status: encoded.status, response: encoded.body)) {
+            result in
+            if case .failure(let failure) = result {
+                logger.warning(
+                    "idempotency record not stored", metadata: ["scope": "\(handle.name)", "error": "\(failure)"])
+            }
+            completion(.rejected(error))
+        }
+    }
+}

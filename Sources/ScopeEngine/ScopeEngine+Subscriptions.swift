@@ -1,0 +1,121 @@
+import JetstreamModel
+import Logging
+import Store
+import Synchronization
+
+extension ScopeEngine {
+    /// Starts `subscriber` on the scope at `point`: the snapshot, the change sets after its resume
+    /// point (exactly once, in order), or a reset; then every change set as it becomes durable.
+    ///
+    /// Ordering: the catch-up and the registration are handed to the scope's subscribers in one
+    /// ``ScopeSubscribers/add(_:catchUp:)`` call while the scope's lock is held. A publication made
+    /// before that point is in the catch-up; one made after reaches the subscriber after it. So
+    /// nothing is lost or doubled, and catch-up always comes strictly before live events. When the
+    /// resume point is older than the memory buffer, the store is read first (outside the lock)
+    /// and joined to the buffer under it (``ScopeResume``).
+    ///
+    /// ```swift
+    /// engine.subscribe(recorder, to: handle, from: ResumePoint(lastEventID: "41"))
+    /// ```
+    public func subscribe(_ subscriber: any ScopeSubscriber, to handle: ScopeHandle, from point: ResumePoint) {
+        let storeRead: Int? = handle.runtime.withLock { runtime in
+            if runtime.deleted {
+                subscriber.end()
+                return nil
+            }
+            if isDraining {
+                subscriber.receive(.closing)
+                subscriber.end()
+                return nil
+            }
+            let committed = runtime.committed.version
+            switch ScopeResume.plan(
+                point, committed: committed, oldestResumable: runtime.oldestResumable, recent: runtime.recent)
+            {
+            case .live:
+                handle.subscribers.add(subscriber, catchUp: [])
+            case .buffered(let versions):
+                handle.subscribers.add(subscriber, catchUp: runtime.recent.events(after: versions.lowerBound - 1) ?? [])
+            case .state(let kind):
+                handle.subscribers.add(subscriber, catchUp: [stateEvent(kind, handle, &runtime)])
+            case .readStore(let version):
+                return version
+            }
+            return nil
+        }
+        if let version = storeRead {
+            catchUpFromStore(subscriber, on: handle, after: version, attemptsLeft: 3)
+        }
+    }
+
+    /// Ends `subscriber`'s subscription to the scope.
+    public func unsubscribe(_ subscriber: any ScopeSubscriber, from handle: ScopeHandle) {
+        handle.runtime.withLock { _ in handle.subscribers.remove(subscriber) }
+    }
+
+    /// The full state as a `snapshot` or `reset` event (with the scope's lock held; the encoding
+    /// is cached, so only the first reader of a version pays for it).
+    private func stateEvent(
+        _ kind: ScopeEvent.Kind, _ handle: ScopeHandle, _ runtime: inout ScopeHandle.Runtime
+    ) -> ScopeEvent {
+        let state = runtime.encodedState(name: handle.name)
+        return ScopeEvent(kind: kind, version: state.version, payload: state.json)
+    }
+
+    /// Reads the change sets after `version` that the memory buffer no longer holds, then joins
+    /// them to the buffer and registers the subscriber; reads again if the buffer moved past the
+    /// read meanwhile.
+    private func catchUpFromStore(
+        _ subscriber: any ScopeSubscriber, on handle: ScopeHandle, after version: Int, attemptsLeft: Int
+    ) {
+        let store = self.store
+        let pageLimit = configuration.maxHistoryPage
+        Task {
+            var records: [ChangeRecord] = []
+            var cursor = Int64(version)
+            do {
+                while true {
+                    let page = try await store.changes(scope: handle.name, after: cursor, limit: pageLimit)
+                    records.append(contentsOf: page.records)
+                    guard let last = page.records.last, last.version < page.currentVersion else { break }
+                    cursor = last.version
+                }
+            } catch {
+                logger.warning("resume read failed", metadata: ["scope": "\(handle.name)", "error": "\(error)"])
+            }
+            let readAgain = handle.runtime.withLock { runtime in
+                if runtime.deleted {
+                    subscriber.end()
+                    return false
+                }
+                // The drain may have begun while the store was read: it ended every member, and
+                // this subscriber was not one yet.
+                if isDraining {
+                    subscriber.receive(.closing)
+                    subscriber.end()
+                    return false
+                }
+                let committed = runtime.committed.version
+                // Durable in the store but not yet published here: they arrive live.
+                let read = records.filter { $0.version <= committed }
+                switch ScopeResume.join(
+                    records: read, after: version, committed: committed, recent: runtime.recent,
+                    attemptsLeft: attemptsLeft)
+                {
+                case .records(let tail):
+                    let buffered = tail.flatMap { runtime.recent.events(after: $0.lowerBound - 1) } ?? []
+                    let fromStore = read.map {
+                        ScopeEvent(kind: .changeset, version: Int($0.version), payload: $0.payload)
+                    }
+                    handle.subscribers.add(subscriber, catchUp: fromStore + buffered)
+                case .readAgain:
+                    return true
+                case .reset:
+                    handle.subscribers.add(subscriber, catchUp: [stateEvent(.reset, handle, &runtime)])
+                }
+                return false
+            }
+            if readAgain { catchUpFromStore(subscriber, on: handle, after: version, attemptsLeft: attemptsLeft - 1) }
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import JetstreamModel
+import Logging
+import Store
+import Synchronization
+
+/// What a change-set submission ends in.
+public enum SubmitOutcome: Sendable {
+    /// Durable: the writer's answer `{"version","fragmentReplies","fragments","removed"}` and the
+    /// new version.
+    case accepted(body: [UInt8], version: Int)
+    case rejected(ScopeError)
+    /// The stored first outcome of an idempotency key, answered again.
+    case replayed(IdempotencyRecord)
+
+    /// The new version of an accepted change set.
+    public var version: Int? {
+        if case .accepted(_, let version) = self { return version }
+        return nil
+    }
+
+    /// Why a change set was refused.
+    public var error: ScopeError? {
+        if case .rejected(let error) = self { return error }
+        return nil
+    }
+}
+
+extension ScopeEngine {
+    /// Validates and applies `changeSet` to the scope's staged state, then appends it durably;
+    /// `completion` runs once the record is durable (on the store's thread) or at once when the set
+    /// is rejected. The change set is handed to the scope's subscribers before `completion` runs.
+    ///
+    /// Submissions to one scope are serialised by the scope's lock; the next one is validated
+    /// against the staged state while earlier ones are still being made durable, so concurrent
+    /// writers of one scope share the store's group commit. With an `idempotency` key, see
+    /// ``submitOnce(_:to:ifMatch:idempotency:completion:)``.
+    ///
+    /// ```swift
+    /// engine.submit(ChangeSet(json: fragments), to: handle, ifMatch: .versions([4])) { outcome in … }
+    /// ```
+    public func submit(
+        _ changeSet: ChangeSet, to handle: ScopeHandle, ifMatch: VersionCondition? = nil,
+        completion: @escaping @Sendable (SubmitOutcome) -> Void
+    ) {
+        if let error = Self.shapeError(changeSet, limits: configuration.limits) {
+            return completion(.rejected(error))
+        }
+        stage(changeSet, to: handle, ifMatch: ifMatch, idempotency: nil, completion: completion)
+    }
+
+    /// The fragment count is checked once, here, before anything is applied.
+    static func shapeError(_ changeSet: ChangeSet, limits: Limits) -> ScopeError? {
+        if changeSet.count == 0 { return .emptyChangeSet }
+        if changeSet.count > limits.maxFragmentsPerSet {
+            return .tooManyFragments(count: changeSet.count, limit: limits.maxFragmentsPerSet)
+        }
+        return nil
+    }
+
+    func stage(
+        _ changeSet: ChangeSet, to handle: ScopeHandle, ifMatch: VersionCondition?, idempotency: IdempotencyKey?,
+        completion: @escaping @Sendable (SubmitOutcome) -> Void
+    ) {
+        let fragmentCount = changeSet.count
+        let rejection: ScopeError? = handle.runtime.withLock { runtime in
+            guard !runtime.deleted else { return .scopeNotFound(handle.name) }
+            if let ifMatch, !ifMatch.matches(runtime.tip.version) { return .versionMismatch(current: runtime.tip.version) }
+            switch runtime.tip.applying(changeSet, schema: schema, limits: configuration.limits) {
+            case .rejected(let replies):
+                return .changeSetRejected(replies)
+            case .accepted(let applied):
+                let payload = ChangeSetPayload(applied)
+                runtime.tip = applied.state
+                let record = idempotency?.record(
+                    status: 200, response: payload.acceptedResponse(fragmentCount: fragmentCount))
+                let appendStarted = ContinuousClock.now
+                // Appended inside the lock so the store receives this scope's versions in order.
+                store.append(
+                    AppendRequest(
+                        scope: handle.name, version: Int64(payload.version), payload: payload.bytes,
+                        idempotency: record)
+                ) { [self] result in
+                    configuration.observer?.didCommit(after: ContinuousClock.now - appendStarted)
+                    didCommit(
+                        payload, state: applied.state, of: handle, result: result,
+                        answer: record?.response ?? payload.acceptedResponse(fragmentCount: fragmentCount),
+                        completion: completion)
+                }
+                return nil
+            }
+        }
+        guard let rejection else { return }
+        if let idempotency, rejection.isFinalForIdempotency {
+            recordRejection(rejection, idempotency: idempotency, of: handle, completion: completion)
+        } else {
+            completion(.rejected(rejection))
+        }
+    }
+
+    /// Runs on the store's commit thread, in version order per scope.
+    private func didCommit(
+        _ payload: ChangeSetPayload, state: ScopeState, of handle: ScopeHandle, result: Result<Void, StoreError>,
+        answer: @autoclosure () -> [UInt8], completion: @escaping @Sendable (SubmitOutcome) -> Void
+    ) {
+        switch result {
+        case .success:
+            let committedAt = ContinuousClock.now
+            handle.runtime.withLock { runtime in
+                publish(payload.event, state: state, of: handle, runtime: &runtime)
+            }
+            configuration.observer?.didFanOut(after: ContinuousClock.now - committedAt)
+            completion(.accepted(body: answer(), version: payload.version))
+            if configuration.snapshotInterval > 0, payload.version % configuration.snapshotInterval == 0 {
+                writeSnapshot(state, of: handle)
+            }
+        case .failure(let error):
+            // Later staged versions were built on this one; the store refuses them too (version
+            // conflict), and each rolls the staged state back to the durable one.
+            handle.runtime.withLock { $0.tip = $0.committed }
+            completion(.rejected(storeFailure(error)))
+        }
+    }
+
+    /// Makes `event` (a durable change set) the committed version and hands it to the
+    /// subscribers; called with the scope's lock held, so a subscriber registering now is ordered
+    /// before or after it.
+    func publish(_ event: ScopeEvent, state: ScopeState, of handle: ScopeHandle, runtime: inout ScopeHandle.Runtime) {
+        runtime.committed = state
+        if runtime.tip.version < state.version { runtime.tip = state }
+        runtime.recent.append(event)
+        runtime.oldestResumable = max(runtime.oldestResumable, state.version - configuration.historyLimit)
+        handle.subscribers.publish(event)
+    }
+
+    func writeSnapshot(_ state: ScopeState, of handle: ScopeHandle) {
+        let store = self.store
+        let logger = self.logger
+        Task.detached(priority: .background) {
+            do {
+                try await store.writeSnapshot(
+                    scope: handle.name, version: Int64(state.version), snapshot: ScopeEncoding.snapshotJSON(state: state))
+            } catch {
+                logger.warning(
+                    "snapshot failed",
+                    metadata: ["scope": "\(handle.name)", "version": "\(state.version)", "error": "\(error)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import JetstreamModel
+import Logging
+import Store
+import Synchronization
+
+/// What a ``ScopeEngine`` needs besides its store.
+///
+/// ```swift
+/// var configuration = ScopeEngineConfiguration(schema: .demo)
+/// configuration.historyLimit = 500
+/// let engine = ScopeEngine(configuration: configuration, store: store, logger: logger)
+/// ```
+public struct ScopeEngineConfiguration: Sendable {
+    /// The model schema change sets are validated against.
+    public var schema: Schema
+    /// Model limits (objects per scope, fragments per set, string and collection lengths); the
+    /// engine checks the fragment count once, before applying, and the model the rest.
+    public var limits: Limits
+    /// Change sets retained per scope for history and resume (`--history-limit`).
+    public var historyLimit: Int
+    /// Change-set events kept in memory per scope, so recent resumes never touch the store.
+    public var resumeBufferSize: Int
+    /// A snapshot of a scope is written every this many change sets, bounding recovery time.
+    public var snapshotInterval: Int
+    /// Most change sets one history read returns.
+    public var maxHistoryPage: Int
+    /// Makes the subscriber set of each scope (the gateway's delivers on the connections' loops).
+    public var makeSubscribers: @Sendable () -> any ScopeSubscribers
+    /// How a final rejection is stored under its idempotency key and answered again: the status
+    /// and body the transport answers it with (the gateway's problem+json).
+    public var encodeRejection: @Sendable (ScopeError) -> (status: Int, body: [UInt8])
+    /// Told of commits, fan-outs and replays (the gateway's Prometheus metrics).
+    public var observer: (any ScopeEngineObserver)?
+
+    public init(
+        schema: Schema, limits: Limits = Limits(), historyLimit: Int = 10_000, resumeBufferSize: Int = 256,
+        snapshotInterval: Int = 1000, maxHistoryPage: Int = 10_000
+    ) {
+        self.schema = schema
+        self.limits = limits
+        self.historyLimit = historyLimit
+        self.resumeBufferSize = resumeBufferSize
+        self.snapshotInterval = snapshotInterval
+        self.maxHistoryPage = maxHistoryPage
+        self.makeSubscribers = { DirectSubscribers() }
+        self.encodeRejection = { error in
+            var writer = JSONWriter(capacity: 64)
+            writer.write(["detail": .string(error.detail)])
+            return (422, writer.bytes)
+        }
+        self.observer = nil
+    }
+}
+
+/// Hooks for metrics: the engine calls them on its hot paths, so they must be cheap.
+public protocol ScopeEngineObserver: Sendable {
+    /// A change set became durable `duration` after it was handed to the store.
+    func didCommit(after duration: Duration)
+    /// A durable change set was handed to every subscriber `duration` after its commit.
+    func didFanOut(after duration: Duration)
+    /// A request with a known idempotency key was answered with the stored outcome.
+    func didReplay()
+}

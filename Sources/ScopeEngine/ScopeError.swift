@@ -1,0 +1,122 @@
+import Foundation
+import JetstreamModel
+import Logging
+import Store
+import Synchronization
+
+/// Why the engine refused a request. The engine knows nothing of HTTP: the gateway maps each case
+/// to a problem+json answer with a stable `type` (`Problem(ScopeError)` in the Gateway module).
+///
+/// ```swift
+/// do { _ = try await engine.create(name: "canvas-1", rootClassName: "Canvas") }
+/// catch .scopeExists(let name) { print("\(name) is already there") }
+/// ```
+public enum ScopeError: Error, Sendable {
+    /// The name breaks the naming rule (1–128 characters of `[A-Za-z0-9._~-]`).
+    case invalidName(String)
+    /// No live scope has this name.
+    case scopeNotFound(String)
+    /// No scope rule of the schema matches the name, so no scope of that name can exist.
+    case noScopeRule(String)
+    /// A scope of this name exists already.
+    case scopeExists(String)
+    /// The root object of a new scope was rejected; no scope was created.
+    case rootRejected(FragmentReply)
+    /// A change set was rejected whole: one reply per fragment, the failed ones carrying errors.
+    case changeSetRejected([FragmentReply])
+    /// A change set without fragments.
+    case emptyChangeSet
+    /// More fragments than ``JetstreamModel/Limits/maxFragmentsPerSet``.
+    case tooManyFragments(count: Int, limit: Int)
+    /// The version precondition (`If-Match`) names another version than the scope's current one.
+    case versionMismatch(current: Int)
+    /// The idempotency key was used before with another request body.
+    case idempotencyKeyReused(String)
+    /// A request with this idempotency key is still being decided or made durable.
+    case idempotencyKeyInFlight(String)
+    /// The change sets after `since` are no longer retained.
+    case historyGone(scope: String, since: Int, oldest: Int, current: Int)
+    /// `since` is ahead of the scope's current version.
+    case historyAhead(since: Int, current: Int)
+    /// The store failed; nothing was acknowledged.
+    case store(StoreError)
+
+    /// A sentence a person can act on.
+    public var detail: String {
+        switch self {
+        case .invalidName(let name):
+            "invalid scope name '\(name.prefix(140))': use 1–128 characters of A–Z, a–z, 0–9, '.', '_', '~', '-'"
+        case .scopeNotFound(let name): "no scope named '\(name)'"
+        case .noScopeRule(let name): "no scope rule of the schema matches the name '\(name)'"
+        case .scopeExists(let name): "scope '\(name)' already exists"
+        case .rootRejected: "the root object was rejected; no scope was created"
+        case .changeSetRejected(let replies):
+            "\(replies.filter { $0.error != nil }.count) of \(replies.count) fragments were rejected; nothing was applied"
+        case .emptyChangeSet: "a change set needs at least one fragment"
+        case .tooManyFragments(let count, let limit):
+            "the change set has \(count) fragments; at most \(limit) are accepted"
+        case .versionMismatch(let current): "If-Match does not name the scope's version \(current)"
+        case .idempotencyKeyReused(let key):
+            "Idempotency-Key '\(key)' was already used for a different request body; use a new key"
+        case .idempotencyKeyInFlight(let key):
+            "a request with Idempotency-Key '\(key)' is still in flight; retry once it is answered"
+        case .historyGone(let scope, let since, let oldest, _):
+            "change sets after version \(since) of '\(scope)' are no longer retained; "
+                + "the oldest version to read from is \(oldest): GET the scope's state instead"
+        case .historyAhead(let since, let current): "since=\(since) is ahead of the scope's version \(current)"
+        case .store(let error): "the store failed: \(error)"
+        }
+    }
+
+    /// Whether the outcome is final for the request body and so stored under its idempotency key
+    /// and replayed: a rejected change set or a failed version precondition. Store failures and
+    /// unknown scopes are not stored; a retry tries again.
+    public var isFinalForIdempotency: Bool {
+        switch self {
+        case .changeSetRejected, .versionMismatch: true
+        default: false
+        }
+    }
+}
+
+/// Scope names: 1–128 characters of `[A-Za-z0-9._~-]` (URL-safe without escaping).
+public enum ScopeName {
+    public static let maxLength = 128
+
+    public static func isValid(_ name: String) -> Bool {
+        let utf8 = name.utf8
+        guard !utf8.isEmpty, utf8.count <= maxLength else { return false }
+        return utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
+                UInt8(ascii: "-"):
+                true
+            default: false
+            }
+        }
+    }
+
+    /// Throws ``ScopeError/invalidName(_:)`` naming the rule when `name` breaks it.
+    public static func validate(_ name: String) throws(ScopeError) {
+        guard isValid(name) else { throw .invalidName(name) }
+    }
+}
+
+/// A precondition on the scope's version (the gateway parses it from `If-Match`).
+public enum VersionCondition: Sendable, Equatable {
+    /// Any version (`*`).
+    case any
+    /// One of these versions.
+    case versions(Set<Int>)
+    /// Nothing matches (tags none of which is a version of ours).
+    case none
+
+    public func matches(_ version: Int) -> Bool {
+        switch self {
+        case .any: true
+        case .none: false
+        case .versions(let versions): versions.contains(version)
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import JetstreamModel
+import Logging
+import Store
+import Synchronization
+
+/// One event of a scope's stream: a change set, the full state, or the end of the stream. Its
+/// JSON payload is encoded once; a transport frames it once too (``encoded(by:)`` keeps the first
+/// framing), so live fan-out, catch-up and recovery all write the same bytes.
+///
+/// ```swift
+/// let frame: EncodedEvent = event.encoded(by: SSEFrame.encode)   // framed on first use only
+/// ```
+public final class ScopeEvent: Sendable {
+    public enum Kind: String, Sendable {
+        /// `{"version","fragments","removed"}`: one accepted change set.
+        case changeset
+        /// The full state, for a subscriber without a resume point.
+        case snapshot
+        /// The full state, for a subscriber whose resume point cannot be served exactly.
+        case reset
+        /// The scope was deleted; the stream ends.
+        case deleted
+        /// The engine drains for shutdown; the stream ends (reconnect elsewhere and resume).
+        case closing
+    }
+
+    public let kind: Kind
+    /// The version the event brings the subscriber to (the SSE `id`); nil for `deleted`/`closing`,
+    /// which must not move a client's resume point.
+    public let version: Int?
+    /// One line of JSON.
+    public let payload: [UInt8]
+    private let framing = Mutex<(any Sendable)?>(nil)
+
+    public init(kind: Kind, version: Int?, payload: [UInt8]) {
+        self.kind = kind
+        self.version = version
+        self.payload = payload
+    }
+
+    /// The transport's encoding of this event, made by `encode` on the first call and kept. An
+    /// engine has one transport encoding per event (the gateway's SSE frame).
+    public func encoded<Encoding: Sendable>(by encode: (ScopeEvent) -> Encoding) -> Encoding {
+        if let cached = framing.withLock({ $0 }) as? Encoding { return cached }
+        let made = encode(self)
+        framing.withLock { $0 = made }
+        return made
+    }
+
+    /// The event of an accepted change set: `{"version","fragments","removed"}` as the model
+    /// writes it (stored, streamed and returned by history byte for byte the same).
+    public static func changeset(_ applied: AppliedChangeSet) -> ScopeEvent {
+        ChangeSetPayload(applied).event
+    }
+
+    /// `event: closing`, sent to every stream when the engine drains.
+    public static let closing = ScopeEvent(kind: .closing, version: nil, payload: Array(#"{"reason":"shutdown"}"#.utf8))
+
+    static func deleted(name: String, version: Int) -> ScopeEvent {
+        var writer = JSONWriter(capacity: 48 + name.utf8.count)
+        writer.write(["name": .string(name), "version": .number(JSONNumber(version))])
+        return ScopeEvent(kind: .deleted, version: nil, payload: writer.bytes)
+    }
+}
+
+/// What the engine encodes, once per version: change-set payloads (stored, streamed and returned
+/// by history, byte for byte the same), full states and stored snapshots.
+public enum ScopeEncoding {
+    /// `{"name","version","rootUUID","fragments":[…]}` — `GET` on a scope, `snapshot` and `reset`
+    /// events (streamed from the state, no intermediate tree).
+    public static func stateJSON(name: String, state: ScopeState) -> [UInt8] {
+        var writer = JSONWriter(capacity: 64 + state.count * 128)
+        state.writeState(name: name, to: &writer)
+        return writer.bytes
+    }
+
+    /// `{"rootUUID","fragments"}` — the stored snapshot. It carries no version: the store keeps
+    /// that, and a re-created scope starts at a version the store assigns.
+    public static func snapshotJSON(state: ScopeState) -> [UInt8] {
+        var writer = JSONWriter(capacity: 64 + state.count * 128)
+        writer.writeRaw(#"{"rootUUID":"#)
+        writer.write(string: state.rootUUID.wireString)
+        writer.writeRaw(#","fragments":["#)
+        for (index, fragment) in state.exportFragments().enumerated() {
+            if index > 0 { writer.writeRaw(",") }
+            fragment.write(to: &writer)
+        }
+        writer.writeRaw("]}")
+        return writer.bytes
+    }
+
+    /// `{"version":C,"changesets":[…]}`: a page of history around stored payloads.
+    static func historyJSON(current: Int, payloads: some Sequence<[UInt8]>) -> [UInt8] {
+        var body = Array(#"{"version":\#(current),"changesets":["#.utf8)
+        var first = true
+        for payload in payloads {
+            if !first { body.append(UInt8(ascii: ",")) }
+            first = false
+            body.append(contentsOf: payload)
+        }
+        body.append(contentsOf: "]}".utf8)
+        return body
+    }
+}
+
+/// One accepted change set, encoded once: the stored payload, from which the event and the
+/// writer's answer are made without re-encoding.
+struct ChangeSetPayload: Sendable {
+    let version: Int
+    let bytes: [UInt8]
+
+    /// `{"version":V,"fragments":[…],"removed":[…]}`, written by the model core straight from the
+    /// applied change set.
+    init(_ applied: AppliedChangeSet) {
+        var writer = JSONWriter(capacity: 256)
+        applied.writeEvent(to: &writer)
+        version = applied.state.version
+        bytes = writer.bytes
+    }
+
+    init(version: Int, bytes: [UInt8]) {
+        self.version = version
+        self.bytes = bytes
+    }
+
+    var event: ScopeEvent { ScopeEvent(kind: .changeset, version: version, payload: bytes) }
+
+    /// The writer's answer `{"version","fragmentReplies":[{},…],"fragments","removed"}`: the
+    /// payload with the replies spliced in after its version.
+    func acceptedResponse(fragmentCount: Int) -> [UInt8] {
+        let head = Array(#"{"version":\#(version),"#.utf8)
+        var body: [UInt8] = []
+        body.reserveCapacity(bytes.count + fragmentCount * 3 + 24)
+        body.append(contentsOf: head)
+        body.append(contentsOf: #""fragmentReplies":["#.utf8)
+        for index in 0..<fragmentCount {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body.append(contentsOf: "{}".utf8)
+        }
+        body.append(contentsOf: "],".utf8)
+        // The model writes the version first (AppliedChangeSet.writeEvent), so the rest follows it.
+        body.append(contentsOf: bytes.dropFirst(head.count))
+        return body
+    }
+}
