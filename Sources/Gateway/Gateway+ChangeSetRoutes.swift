@@ -47,7 +47,8 @@ extension Gateway {
                     }
                 }
                 if let idempotency {
-                    engine.submitOnce(changeSet, to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: answer)
+                    engine.submitOnce(
+                        changeSet, to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: answer)
                 } else {
                     engine.submit(changeSet, to: handle, ifMatch: ifMatch, completion: answer)
                 }

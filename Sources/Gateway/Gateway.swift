@@ -4,7 +4,7 @@ import JetstreamModel
 import Logging
 import ScopeEngine
 
-/// The HTTP API of `docs/http-api.md` over a ``ScopeEngine/ScopeEngine``: add its routes to a router
+/// The HTTP API of `docs/gateway.md` over a ``ScopeEngine/ScopeEngine``: add its routes to a router
 /// and serve it. ``GatewayServer`` assembles all of it from a configuration; build one by hand only
 /// to put the routes on a server of your own.
 ///
@@ -69,7 +69,8 @@ public struct Gateway: Sendable {
                 body: metrics.exposition())
         }
         router.get("/openapi.yaml") { _, _ in
-            HTTPServerResponse(status: .ok, headerFields: [.contentType: "application/yaml"], body: Self.openAPIDocument)
+            HTTPServerResponse(
+                status: .ok, headerFields: [.contentType: "application/yaml"], body: Self.openAPIDocument)
         }
         router.get("/v1/schema") { [schemaJSON] _, _ in .json(schemaJSON) }
         addScopeRoutes(to: &router)

@@ -68,7 +68,8 @@ extension Problem {
         case .rootRejected(let reply):
             self.init(.invalidChangeSet, detail: detail, extensions: ["fragmentReplies": .array([reply.jsonValue])])
         case .changeSetRejected(let replies):
-            self.init(.invalidChangeSet, detail: detail, extensions: ["fragmentReplies": .array(replies.map(\.jsonValue))])
+            self.init(
+                .invalidChangeSet, detail: detail, extensions: ["fragmentReplies": .array(replies.map(\.jsonValue))])
         case .emptyChangeSet:
             self.init(.invalidChangeSet, detail: detail, extensions: ["fragmentReplies": .array([])])
         case .tooManyFragments:

@@ -7,7 +7,7 @@ import Synchronization
 /// so a stream costs a heap entry, not a task or a timer.
 ///
 /// ```swift
-/// deadlines.schedule(stream, at: .now + .seconds(600), finalEvent: ScopeEvents.closing(reason: "rotation"))
+/// deadlines.schedule(stream, at: .now + .seconds(600), finalEvent: SSEFrame.frame(name: "closing", id: nil, json: Array(#"{"reason":"rotation"}"#.utf8)))
 /// ```
 final class StreamDeadlines: Sendable {
     struct Entry: Comparable, Sendable {

@@ -32,7 +32,8 @@ public final class GatewayServer: Sendable {
     public let recovered: (scopes: Int, replayed: Int)
 
     /// Opens the store, recovers every scope, builds the routes and starts listening.
-    public static func start(_ configuration: GatewayServerConfiguration, logger: Logger) async throws -> GatewayServer {
+    public static func start(_ configuration: GatewayServerConfiguration, logger: Logger) async throws -> GatewayServer
+    {
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
         var storeConfiguration = SQLiteStore.Configuration()
         storeConfiguration.retainedChangeSets = configuration.historyLimit

@@ -2,7 +2,7 @@ import HTTPTypes
 import SocketLoop
 
 /// Everything an ``HTTPServer`` needs to listen and the limits it enforces. Defaults follow
-/// HTTP-API.md: body 1 MiB, headers 16 KiB, header read timeout 10 s, keep-alive idle 60 s,
+/// docs/gateway.md: body 1 MiB, headers 16 KiB, header read timeout 10 s, keep-alive idle 60 s,
 /// heartbeat 15 s, unsent SSE data 1 MiB.
 ///
 /// ```swift

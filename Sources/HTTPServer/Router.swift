@@ -87,15 +87,19 @@ public struct Router: Sendable {
         routes.append(Route(method: method, pattern: RoutePattern(path), handler: chained))
     }
 
-    public mutating func get(_ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler) {
+    public mutating func get(_ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler)
+    {
         on(.get, path, middleware: middleware, handler)
     }
 
-    public mutating func post(_ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler) {
+    public mutating func post(
+        _ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler
+    ) {
         on(.post, path, middleware: middleware, handler)
     }
 
-    public mutating func put(_ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler) {
+    public mutating func put(_ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler)
+    {
         on(.put, path, middleware: middleware, handler)
     }
 
@@ -105,7 +109,9 @@ public struct Router: Sendable {
         on(.delete, path, middleware: middleware, handler)
     }
 
-    public mutating func patch(_ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler) {
+    public mutating func patch(
+        _ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler
+    ) {
         on(.patch, path, middleware: middleware, handler)
     }
 

@@ -52,7 +52,8 @@ final class ServerCore: Sendable {
             onAnswer = { status, bytes, streamed in
                 accessLog(
                     AccessLogEntry(
-                        method: method, target: target, route: route, version: version, status: status.code, bodyBytes: bytes,
+                        method: method, target: target, route: route, version: version, status: status.code,
+                        bodyBytes: bytes,
                         streamed: streamed, duration: ContinuousClock.now - started, remoteAddress: remoteAddress,
                         forwardedFor: forwardedFor, forwarded: forwarded))
             }

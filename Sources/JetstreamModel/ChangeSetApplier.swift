@@ -1,8 +1,8 @@
 import Foundation
-import JetstreamJSON
 import HashTreeCollections
+import JetstreamJSON
 
-/// Applies one change set to a staged copy of a state (MODEL.md, "Applying a change set").
+/// Applies one change set to a staged copy of a state (docs/model.md, "Applying a change set").
 ///
 /// Cost is proportional to what the set touches: values are written through persistent tries, and
 /// deciding what left the scope searches upward from the objects that lost a reference (see

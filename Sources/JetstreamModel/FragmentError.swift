@@ -8,7 +8,7 @@ import JetstreamJSON
 /// // {"type":"type-mismatch","message":"expected a number, got a string","property":"x"}
 /// ```
 public struct FragmentError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The complete list of error kinds (MODEL.md); raw values are the wire `type`.
+    /// The complete list of error kinds (docs/model.md); raw values are the wire `type`.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         case malformedFragment = "malformed-fragment"
         case unknownClass = "unknown-class"

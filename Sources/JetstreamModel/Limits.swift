@@ -1,4 +1,4 @@
-/// Server limits enforced while applying a change set (MODEL.md step 5).
+/// Server limits enforced while applying a change set (docs/model.md, step 5).
 ///
 /// ```swift
 /// var limits = Limits()

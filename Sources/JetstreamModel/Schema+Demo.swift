@@ -1,5 +1,5 @@
 extension Schema {
-    /// The demo schema's YAML: a canvas of shapes (MODEL.md), served by `jetstream serve` when no
+    /// The demo schema's YAML: a canvas of shapes (docs/model.md), served by `jetstream serve` when no
     /// schema is given. Scopes named `demo` or `canvas-*` have a Canvas root.
     public static let demoYAML = """
         models:

@@ -1,5 +1,5 @@
-@_exported import JetstreamJSON
 import Foundation
+@_exported import JetstreamJSON
 
 /// The model schema: classes with typed properties, and scope rules naming each scope's root class.
 ///

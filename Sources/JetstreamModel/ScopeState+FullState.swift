@@ -1,6 +1,6 @@
 import Foundation
-import JetstreamJSON
 import HashTreeCollections
+import JetstreamJSON
 
 extension ScopeState {
     /// The full state as fragments, in pre-order from the root (properties in declaration order,

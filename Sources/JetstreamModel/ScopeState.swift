@@ -1,6 +1,6 @@
 import Foundation
-import JetstreamJSON
 import HashTreeCollections
+import JetstreamJSON
 
 /// The state of one scope at one version: its objects by UUID, their parent relationships, the root.
 ///

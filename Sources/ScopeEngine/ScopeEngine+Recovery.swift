@@ -83,7 +83,8 @@ extension ScopeEngine {
 
     /// Applies a change set that is already durable (logged here before a restart, or committed by
     /// another node) through the model core, without limits: it was accepted once.
-    func replay(_ record: ChangeRecord, onto state: ScopeState, scope name: String) throws(RecoveryError) -> ScopeState {
+    func replay(_ record: ChangeRecord, onto state: ScopeState, scope name: String) throws(RecoveryError) -> ScopeState
+    {
         func failure(_ message: String) -> RecoveryError {
             RecoveryError(scope: name, version: Int(record.version), message: message)
         }

@@ -64,7 +64,9 @@ extension ScopeEngine {
         let fragmentCount = changeSet.count
         let rejection: ScopeError? = handle.runtime.withLock { runtime in
             guard !runtime.deleted else { return .scopeNotFound(handle.name) }
-            if let ifMatch, !ifMatch.matches(runtime.tip.version) { return .versionMismatch(current: runtime.tip.version) }
+            if let ifMatch, !ifMatch.matches(runtime.tip.version) {
+                return .versionMismatch(current: runtime.tip.version)
+            }
             switch runtime.tip.applying(changeSet, schema: schema, limits: configuration.limits) {
             case .rejected(let replies):
                 return .changeSetRejected(replies)
@@ -138,7 +140,8 @@ extension ScopeEngine {
         Task.detached(priority: .background) {
             do {
                 try await store.writeSnapshot(
-                    scope: handle.name, version: Int64(state.version), snapshot: ScopeEncoding.snapshotJSON(state: state))
+                    scope: handle.name, version: Int64(state.version),
+                    snapshot: ScopeEncoding.snapshotJSON(state: state))
             } catch {
                 logger.warning(
                     "snapshot failed",

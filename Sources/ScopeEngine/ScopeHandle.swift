@@ -33,13 +33,16 @@ public final class ScopeHandle: Sendable {
         /// The encoded committed state, encoded at most once per version.
         mutating func encodedState(name: String) -> EncodedState {
             if let cachedState, cachedState.version == committed.version { return cachedState }
-            let made = EncodedState(version: committed.version, json: ScopeEncoding.stateJSON(name: name, state: committed))
+            let made = EncodedState(
+                version: committed.version, json: ScopeEncoding.stateJSON(name: name, state: committed))
             cachedState = made
             return made
         }
     }
 
-    init(name: String, state: ScopeState, oldestResumable: Int, resumeBufferSize: Int, subscribers: any ScopeSubscribers) {
+    init(
+        name: String, state: ScopeState, oldestResumable: Int, resumeBufferSize: Int, subscribers: any ScopeSubscribers
+    ) {
         self.name = name
         self.rootClass = state.rootClass.name
         self.subscribers = subscribers

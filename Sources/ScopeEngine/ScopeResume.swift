@@ -58,7 +58,8 @@ enum ScopeResume {
         case .after(let version) where version == committed:
             return .live
         case .after(let version) where version < committed && version >= oldestResumable:
-            return recent.holdsAll(after: version) ? .buffered(versions: (version + 1)...committed) : .readStore(after: version)
+            return recent.holdsAll(after: version)
+                ? .buffered(versions: (version + 1)...committed) : .readStore(after: version)
         case .after, .unknown:
             return .state(.reset)
         }

@@ -14,7 +14,9 @@ final class GatewayFixture: Sendable {
     let engine: ScopeEngine
     let metrics = GatewayMetrics()
 
-    init(configuration: ScopeEngineConfiguration = ScopeEngineConfiguration(schema: .demo), directory: URL? = nil) throws {
+    init(
+        configuration: ScopeEngineConfiguration = ScopeEngineConfiguration(schema: .demo), directory: URL? = nil
+    ) throws {
         let directory =
             directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("gateway-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -1,8 +1,8 @@
 import Foundation
 import GatewayServer
 import JetstreamModel
-import ScopeEngine
 import Logging
+import ScopeEngine
 import TestSupport
 import Testing
 
@@ -11,7 +11,7 @@ import Testing
 @Suite("GatewayServer in-process over loopback")
 struct GatewayServerLiveTests {
     static func withServer(
-        _ configure: (inout GatewayServerConfiguration) -> Void = { _ in },
+        configure: (inout GatewayServerConfiguration) -> Void = { _ in },
         _ body: (GatewayServer) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gws-\(UUID().uuidString)")
@@ -59,7 +59,8 @@ struct GatewayServerLiveTests {
             _ = await stream.read(untilContains: "retry: 2000", timeout: 10)
 
             let root = server.engine.handle(named: "demo")!.committedState.rootUUID.wireString
-            let change = #"{"fragments":[{"type":"change","uuid":"\#(root)","clsName":"Canvas","properties":{"name":"x"}}]}"#
+            let change =
+                #"{"fragments":[{"type":"change","uuid":"\#(root)","clsName":"Canvas","properties":{"name":"x"}}]}"#
             let posted = try await Self.request(server, "POST", "/v1/scopes/demo/changesets", body: change)
             #expect(posted.hasPrefix("HTTP/1.1 200"))
             #expect(posted.contains(#""version":1"#))
@@ -70,7 +71,7 @@ struct GatewayServerLiveTests {
 
     @Test("limits come from one value: the fragment count is refused once, with 413 too-many-fragments")
     func fragmentLimitIsOneAnswer() async throws {
-        try await Self.withServer({ $0.limits.maxFragmentsPerSet = 2 }) { server in
+        try await Self.withServer(configure: { $0.limits.maxFragmentsPerSet = 2 }) { server in
             let root = server.engine.handle(named: "demo")!.committedState.rootUUID.wireString
             let fragment = #"{"type":"change","uuid":"\#(root)","clsName":"Canvas","properties":{"name":"x"}}"#
             let three = #"{"fragments":[\#(fragment),\#(fragment),\#(fragment)]}"#
@@ -80,13 +81,15 @@ struct GatewayServerLiveTests {
             #expect(refused.contains("at most 2"))
             #expect(server.engine.configuration.limits.maxFragmentsPerSet == 2)
             let two = #"{"fragments":[\#(fragment),\#(fragment)]}"#
-            #expect(try await Self.request(server, "POST", "/v1/scopes/demo/changesets", body: two).hasPrefix("HTTP/1.1 200"))
+            #expect(
+                try await Self.request(server, "POST", "/v1/scopes/demo/changesets", body: two).hasPrefix(
+                    "HTTP/1.1 200"))
         }
     }
 
     @Test("request metrics are labelled by the matched route pattern, never by a scope name or raw target")
     func routeLabels() async throws {
-        try await Self.withServer({ $0.accessLog = true }) { server in
+        try await Self.withServer(configure: { $0.accessLog = true }) { server in
             _ = try await Self.request(server, "GET", "/v1/scopes/demo?x=1")
             _ = try await Self.request(server, "GET", "/v1/scopes/nope-9")
             _ = try await Self.request(server, "GET", "/v1/scopes/demo/changesets?since=0")
@@ -106,8 +109,11 @@ struct GatewayServerLiveTests {
         try await Self.withServer { server in
             let root = server.engine.handle(named: "demo")!.committedState.rootUUID.wireString
             let name = String(repeating: "n", count: 4000)
-            let change = #"{"fragments":[{"type":"change","uuid":"\#(root)","clsName":"Canvas","properties":{"name":"\#(name)"}}]}"#
-            #expect(try await Self.request(server, "POST", "/v1/scopes/demo/changesets", body: change).hasPrefix("HTTP/1.1 200"))
+            let change =
+                #"{"fragments":[{"type":"change","uuid":"\#(root)","clsName":"Canvas","properties":{"name":"\#(name)"}}]}"#
+            #expect(
+                try await Self.request(server, "POST", "/v1/scopes/demo/changesets", body: change).hasPrefix(
+                    "HTTP/1.1 200"))
             let first = try await Self.request(server, "GET", "/v1/scopes/demo", headers: ["Accept-Encoding: gzip"])
             let second = try await Self.request(server, "GET", "/v1/scopes/demo", headers: ["Accept-Encoding: gzip"])
             #expect(first.contains("Content-Encoding: gzip"))

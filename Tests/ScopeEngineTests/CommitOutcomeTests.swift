@@ -69,10 +69,11 @@ struct CommitOutcomeTests {
         fixture.store.resumeCommits()
         #expect(await outcomes.waitFor(count: 3))
 
-        #expect(Self.isStoreFailure(outcomes[0]) { error in
-            if case .sqlite(_, _, let message) = error { return message.contains("injected failure") }
-            return false
-        })
+        #expect(
+            Self.isStoreFailure(outcomes[0]) { error in
+                if case .sqlite(_, _, let message) = error { return message.contains("injected failure") }
+                return false
+            })
         #expect(Self.isConflict(outcomes[1], expected: 2, attempted: 3))
         #expect(Self.isConflict(outcomes[2], expected: 2, attempted: 4))
         #expect(handle.version == 1)

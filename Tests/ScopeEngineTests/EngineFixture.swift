@@ -38,7 +38,9 @@ final class EngineFixture: Sendable {
         try await engine.create(name: name, rootClassName: "Canvas", rootUUID: nil, properties: JSONObject())
     }
 
-    func submit(_ fragments: [JSONValue], to handle: ScopeHandle, ifMatch: VersionCondition? = nil) async
+    func submit(
+        _ fragments: [JSONValue], to handle: ScopeHandle, ifMatch: VersionCondition? = nil
+    ) async
         -> SubmitOutcome
     {
         await withCheckedContinuation { continuation in

@@ -41,7 +41,7 @@ import Testing
                 let scope = "s\(thread % scopes)"
                 for _ in 0..<appendsPerThread {
                     let done = DispatchSemaphore(value: 0)
-                    // Like the gateway's ScopeHub: pick the version and enqueue under the scope's lock, wait outside.
+                    // Like the gateway's ScopeEngine: pick the version and enqueue under the scope's lock, wait outside.
                     sequencer.next(scope) { version in
                         store.append(AppendRequest(scope: scope, version: version, payload: payload(scope, version))) {
                             if case .failure(let error) = $0 { failures.withLock { $0.append(error) } }

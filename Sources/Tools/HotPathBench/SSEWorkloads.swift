@@ -1,7 +1,7 @@
+import Gateway
 import HTTP2
 import HTTPServer
 import HTTPTypes
-import Gateway
 import JetstreamModel
 import ScopeEngine
 import SocketLoop

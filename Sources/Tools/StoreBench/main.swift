@@ -4,7 +4,7 @@ import Store
 import Synchronization
 
 // Durable-append throughput and latency of SQLiteStore with 1, 8 and 32 concurrent writers (each on its
-// own scope, then all on one scope with versions pipelined like the gateway's ScopeHub), then the time
+// own scope, then all on one scope with versions pipelined like the gateway's ScopeEngine), then the time
 // to reopen and recover a store holding many logged change sets.
 //
 // Usage: swift run -c release StoreBench [--seconds S] [--records N] [--dir PATH]
