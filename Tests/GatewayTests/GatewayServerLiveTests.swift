@@ -71,7 +71,8 @@ struct GatewayServerLiveTests {
 
     @Test("limits come from one value: the fragment count is refused once, with 413 too-many-fragments")
     func fragmentLimitIsOneAnswer() async throws {
-        try await Self.withServer(configure: { $0.limits.maxFragmentsPerSet = 2 }) { server in
+        let twoFragments: (inout GatewayServerConfiguration) -> Void = { $0.limits.maxFragmentsPerSet = 2 }
+        try await Self.withServer(configure: twoFragments) { server in
             let root = server.engine.handle(named: "demo")!.committedState.rootUUID.wireString
             let fragment = #"{"type":"change","uuid":"\#(root)","clsName":"Canvas","properties":{"name":"x"}}"#
             let three = #"{"fragments":[\#(fragment),\#(fragment),\#(fragment)]}"#
@@ -89,7 +90,8 @@ struct GatewayServerLiveTests {
 
     @Test("request metrics are labelled by the matched route pattern, never by a scope name or raw target")
     func routeLabels() async throws {
-        try await Self.withServer(configure: { $0.accessLog = true }) { server in
+        let withAccessLog: (inout GatewayServerConfiguration) -> Void = { $0.accessLog = true }
+        try await Self.withServer(configure: withAccessLog) { server in
             _ = try await Self.request(server, "GET", "/v1/scopes/demo?x=1")
             _ = try await Self.request(server, "GET", "/v1/scopes/nope-9")
             _ = try await Self.request(server, "GET", "/v1/scopes/demo/changesets?since=0")
