@@ -10,8 +10,10 @@ extension Gateway {
     }
 
     /// The middleware a route's requirement puts in front of it (`middleware: [gate(.read)]`).
-    func gate(_ requirement: Requirement) -> AccessMiddleware {
-        AccessMiddleware(access: access, requirement: requirement)
+    /// `passingGrant`: the route reads the grant from `context.values[AccessGrant.self]` (setting
+    /// it costs an allocation per request, so only routes that need it ask for it).
+    func gate(_ requirement: Requirement, passingGrant: Bool = false) -> AccessMiddleware {
+        AccessMiddleware(access: access, requirement: requirement, passesGrant: passingGrant)
     }
 
     /// Authenticates, rate-limits and authorizes a request, then runs the route with its grant in
@@ -20,17 +22,20 @@ extension Gateway {
     struct AccessMiddleware: RouterMiddleware {
         let access: AccessControl
         let requirement: Requirement
+        let passesGrant: Bool
 
         func handle(
             _ request: HTTPServerRequest, context: HTTPRequestContext, next: @escaping RouteHandler
         ) throws -> HTTPServerResponse {
             let access = self.access
             let requirement = self.requirement
+            let passesGrant = self.passesGrant
             // Resolved only when a rate limit needs it: forwarded-header parsing per request costs.
             let client: @Sendable () -> String = { access.client(of: request, peer: context.remoteAddress) }
             let proceed: @Sendable (Result<AccessGrant, Problem>) throws -> HTTPServerResponse = { result in
                 switch result.flatMap({ Gateway.admit($0, requirement, request, context, client, access) }) {
                 case .success(let grant):
+                    guard passesGrant else { return try next(request, context) }
                     var context = context
                     context.values[AccessGrant.self] = grant
                     return try next(request, context)

@@ -7,7 +7,7 @@ extension Gateway {
         let engine = self.engine
         let access = self.access
         let retry = SSEFrame.retry(milliseconds: retryMilliseconds)
-        router.get("/v1/scopes/{name}/events", middleware: [gate(.read)]) { request, context in
+        router.get("/v1/scopes/{name}/events", middleware: [gate(.read, passingGrant: true)]) { request, context in
             let prepared = Result { () throws(Problem) -> ScopeHandle in
                 if let accept = request.headerFields[.accept], !Self.acceptsEventStream(accept) {
                     throw Problem(.notAcceptable, detail: "this resource is text/event-stream; Accept is \(accept)")

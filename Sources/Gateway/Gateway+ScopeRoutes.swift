@@ -9,7 +9,7 @@ extension Gateway {
     func addScopeRoutes(to router: inout Router) {
         let engine = self.engine
         let access = self.access
-        router.get("/v1/scopes", middleware: [gate(.anyClient)]) { request, context in
+        router.get("/v1/scopes", middleware: [gate(.anyClient, passingGrant: true)]) { request, context in
             Self.answer { () throws(Problem) in
                 let limit = try Self.integerQuery(request, "limit", fallback: 100, range: 1...1000)!
                 let after = request.queryValue("after")
