@@ -1,6 +1,7 @@
 import HTTPServer
 import HTTPTypes
 import Synchronization
+import TestSupport
 import Testing
 
 /// Event streams, broadcast and slow-subscriber policy over real sockets.

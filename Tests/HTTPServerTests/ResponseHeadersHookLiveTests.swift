@@ -1,6 +1,7 @@
 import HTTPServer
 import HTTPTypes
 import Synchronization
+import TestSupport
 import Testing
 
 /// `HTTPServerConfiguration.responseHeaders` and the forwarded headers in `AccessLogEntry`.
