@@ -95,12 +95,6 @@ public final class GatewayServer: Sendable {
     /// The port the server listens on (the chosen one when the configuration asked for 0).
     public var port: Int { http.boundPorts.first ?? configuration.port }
 
-    /// The base URL of the server, `http://127.0.0.1:8080`.
-    public var baseURL: String {
-        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-        return "http://\(host):\(port)"
-    }
-
     /// Serves until a graceful shutdown (SIGTERM/SIGINT with `signals`, or the task's cancellation):
     /// readiness turns false and every stream gets `closing`, then after the drain delay the
     /// listener closes and requests in flight finish within the grace period; the store closes last.

@@ -89,8 +89,6 @@ struct AccessOptions: ParsableArguments {
         policy.trustedProxies = try TrustedProxies(trustedProxy)
         policy.rateLimit = rateLimit
         policy.rateBurst = rateBurst
-        policy.maxStreamsPerClient = maxStreamsPerClient
-        policy.maxStreams = maxStreams
         policy.streamMaxAge = streamMaxAge > 0 ? .milliseconds(Int64(streamMaxAge * 1000)) : nil
         return policy
     }

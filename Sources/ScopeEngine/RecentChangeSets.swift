@@ -1,8 +1,3 @@
-import JetstreamModel
-import Logging
-import Store
-import Synchronization
-
 /// The latest change-set events of a scope, oldest first, in a fixed-capacity ring: appending is
 /// O(1) and so is finding a version (versions are contiguous, so a version's slot is computed).
 ///

@@ -1,6 +1,5 @@
 import Foundation
 import JetstreamModel
-import Logging
 import Store
 import Synchronization
 

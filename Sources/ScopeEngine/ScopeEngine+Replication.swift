@@ -1,5 +1,4 @@
 import JetstreamModel
-import Logging
 import Store
 import Synchronization
 

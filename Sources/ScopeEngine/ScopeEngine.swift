@@ -124,7 +124,7 @@ public final class ScopeEngine: Sendable {
             throw storeFailure(error)
         }
         handle.runtime.withLock { _ in
-            handle.subscribers.endAll(with: .deleted(name: name, version: Int(version)))
+            _ = handle.subscribers.endAll(with: .deleted(name: name, version: Int(version)))
         }
         logger.info("scope deleted", metadata: ["scope": "\(name)", "version": "\(version)"])
     }

@@ -1,7 +1,4 @@
 import JetstreamModel
-import Logging
-import Store
-import Synchronization
 
 /// What a ``ScopeEngine`` needs besides its store.
 ///

@@ -1,8 +1,5 @@
-import Foundation
 import JetstreamModel
-import Logging
 import Store
-import Synchronization
 
 /// Why the engine refused a request. The engine knows nothing of HTTP: the gateway maps each case
 /// to a problem+json answer with a stable `type` (`Problem(ScopeError)` in the Gateway module).

@@ -1,6 +1,4 @@
 import JetstreamModel
-import Logging
-import Store
 import Synchronization
 
 /// One event of a scope's stream: a change set, the full state, or the end of the stream. Its

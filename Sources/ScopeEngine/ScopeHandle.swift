@@ -1,6 +1,4 @@
 import JetstreamModel
-import Logging
-import Store
 import Synchronization
 
 /// One live scope in memory: its single writer's staged state, the durable state readers see,

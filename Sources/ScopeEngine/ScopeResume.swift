@@ -1,7 +1,4 @@
-import JetstreamModel
-import Logging
 import Store
-import Synchronization
 
 /// Where a subscriber starts: the parsed `Last-Event-ID` (or `?lastEventId=`).
 ///

@@ -1,6 +1,3 @@
-import JetstreamModel
-import Logging
-import Store
 import Synchronization
 
 /// Something that follows a scope: an SSE stream in the gateway, a test's recorder, a client.
