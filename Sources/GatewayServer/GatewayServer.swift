@@ -38,8 +38,7 @@ public final class GatewayServer: Sendable {
         var storeConfiguration = SQLiteStore.Configuration()
         storeConfiguration.retainedChangeSets = configuration.historyLimit
         storeConfiguration.idempotencyTTLMilliseconds = Int64(
-            configuration.idempotencyTTL.components.seconds * 1000
-                + configuration.idempotencyTTL.components.attoseconds / 1_000_000_000_000_000)
+            (configuration.idempotencyTTL / .milliseconds(1)).rounded())
         let store = try SQLiteStore(
             path: configuration.storePath, configuration: storeConfiguration,
             logger: Logger(label: "\(logger.label).store"))
