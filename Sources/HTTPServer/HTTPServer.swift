@@ -51,11 +51,13 @@ public final class HTTPServer: Service, Sendable {
     /// Binds the addresses and starts the loops (idempotent). ``run()`` calls it; call it first
     /// yourself to learn the ports before running.
     public func start() throws {
-        try lifecycle.withLock { state in
-            guard !state.isStarted else { return }
+        let startedNow = try lifecycle.withLock { state in
+            guard !state.isStarted else { return false }
             try sockets.start()
             state.isStarted = true
+            return true
         }
+        guard startedNow else { return }
         core.logger.info(
             "HTTP server listening",
             metadata: ["addresses": "\(configuration.addresses)", "ports": "\(sockets.boundPorts)"])
