@@ -1,103 +1,81 @@
-import CLinuxIO
-import Glibc
+import SocketLoop
 
-/// One non-blocking client socket on a ``ClientLoop``: queues request bytes, parses responses and
-/// hands them to its delegate. Confined to its loop's thread.
-public final class ClientConnection {
-    public let fileDescriptor: Int32
+/// One client socket on a ``ClientLoop``: the SocketLoop handler that parses responses and hands
+/// them to its delegate. Confined to its loop's thread.
+public final class ClientConnection: ConnectionHandler {
     /// The caller's number for this connection (subscriber or writer index).
     public let tag: Int
     unowned let loop: ClientLoop
     let delegate: any ClientConnectionDelegate
     var parser = HTTPResponseParser()
-    var outgoing: [UInt8] = []
-    var outgoingOffset = 0
+    private var connection: Connection?
+    /// Why the connection ended, when the server or the network ended it.
+    private var closeReason: String?
     public private(set) var isConnected = false
     public private(set) var isClosed = false
 
-    init(fileDescriptor: Int32, tag: Int, loop: ClientLoop, delegate: any ClientConnectionDelegate) {
-        self.fileDescriptor = fileDescriptor
+    init(tag: Int, loop: ClientLoop, delegate: any ClientConnectionDelegate) {
         self.tag = tag
         self.loop = loop
         self.delegate = delegate
     }
 
-    /// Queues `bytes` and writes as much as the socket takes now.
+    /// The socket descriptor, or -1 when the socket could not be opened.
+    public var fileDescriptor: Int32 { connection?.fileDescriptor ?? -1 }
+
+    /// Queues `bytes`; the loop writes them at the end of this iteration (or once connected).
     public func send(_ bytes: [UInt8]) {
         guard !isClosed else { return }
-        if outgoingOffset == outgoing.count {
-            outgoing = bytes
-            outgoingOffset = 0
-        } else {
-            outgoing.append(contentsOf: bytes)
-        }
-        if isConnected { flush() }
+        connection?.write(bytes)
     }
 
     /// Closes the socket; the delegate hears `connectionDidClose(error: nil)`.
     public func close() {
-        close(error: nil)
+        connection?.close()
     }
 
-    func close(error: String?) {
-        guard !isClosed else { return }
+    func didFailToOpen(_ reason: String) {
         isClosed = true
-        loop.remove(self)
-        Glibc.close(fileDescriptor)
-        delegate.connectionDidClose(self, error: error)
+        delegate.connectionDidClose(self, error: reason)
     }
 
-    func didBecomeWritable() {
-        if !isConnected {
-            var code: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            getsockopt(fileDescriptor, SOL_SOCKET, SO_ERROR, &code, &length)
-            guard code == 0 else {
-                close(error: "connect: \(String(cString: strerror(code)))")
-                return
-            }
-            isConnected = true
-            loop.connectionDidEstablish()
-            delegate.connectionDidConnect(self)
-        }
-        flush()
+    // MARK: ConnectionHandler
+
+    public func connectionDidOpen(_ connection: Connection) {
+        self.connection = connection
+        isConnected = true
+        loop.connectionDidEstablish()
+        delegate.connectionDidConnect(self)
     }
 
-    func flush() {
-        while outgoingOffset < outgoing.count, !isClosed {
-            let written = outgoing.withUnsafeBytes { buffer in
-                Glibc.write(fileDescriptor, buffer.baseAddress! + outgoingOffset, buffer.count - outgoingOffset)
-            }
-            if written > 0 {
-                outgoingOffset += written
-            } else if written < 0 && errno == EINTR {
-                continue
-            } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                return
-            } else {
-                close(error: "write: \(String(cString: strerror(errno)))")
-                return
-            }
-        }
-        if outgoingOffset == outgoing.count {
-            outgoing.removeAll(keepingCapacity: true)
-            outgoingOffset = 0
-        }
-    }
-
-    func didRead(_ bytes: UnsafeRawBufferPointer) {
+    public func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {
         do {
             try parser.consume(bytes) { event in
                 guard !isClosed else { return }
                 delegate.connection(self, didReceive: event)
             }
         } catch {
-            close(error: "bad response: \(error)")
+            closeReason = "bad response: \(error)"
+            connection.close()
         }
     }
 
-    func didReadEndOfFile() {
+    public func connectionDidReadEOF(_ connection: Connection) {
         parser.finish { event in delegate.connection(self, didReceive: event) }
-        close(error: parser.isIdle ? "closed by the server" : "closed by the server mid-response")
+        closeReason = parser.isIdle ? "closed by the server" : "closed by the server mid-response"
+        connection.close()
+    }
+
+    public func connectionExceededPendingLimit(_ connection: Connection) {
+        closeReason = "the server does not read what is sent"
+        connection.close()
+    }
+
+    public func connectionDidClose(_ connection: Connection) {
+        guard !isClosed else { return }
+        isClosed = true
+        if !isConnected { loop.connectionDidCloseWhileConnecting() }
+        let reason = connection.failure.map { "\($0)" } ?? closeReason
+        delegate.connectionDidClose(self, error: reason)
     }
 }

@@ -36,8 +36,8 @@ public struct FanoutBenchmark: Sendable {
         }
         let perScope = Double(c.subscribers) / Double(scopes.count)
         for group in groups { group.reserve(deliveries: Int(Double(c.changeSets) * perScope / Double(loopCount)) + 64) }
-        let loops = groups.map { group in
-            let loop = ClientLoop(index: group.loopIndex, target: settings.target, sources: settings.sources)
+        let loops = try groups.map { group in
+            let loop = try ClientLoop(index: group.loopIndex, target: settings.target, sources: settings.sources)
             loop.onStart = { loop in for tag in group.tags { loop.connect(tag: tag, delegate: group) } }
             return loop
         }
@@ -60,7 +60,7 @@ public struct FanoutBenchmark: Sendable {
         let writerGroup = WriterGroup(
             writers: max(1, c.writers), scopes: scopes, total: c.changeSets, rate: c.rate,
             authority: settings.target.authority, property: c.property, counters: counters)
-        let writerLoop = ClientLoop(index: loopCount, target: settings.target, sources: SourceAddresses(count: 1))
+        let writerLoop = try ClientLoop(index: loopCount, target: settings.target, sources: SourceAddresses(count: 1))
         writerLoop.tickMilliseconds = 1
         var writersReady = false
         writerLoop.onStart = { loop in

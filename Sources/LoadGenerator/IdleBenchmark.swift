@@ -75,8 +75,8 @@ public struct IdleBenchmark: Sendable {
                 loopIndex: $0, loopCount: loopCount, subscribers: subscribers, scopes: [fixture],
                 authority: settings.target.authority, resume: false, counters: counters)
         }
-        let loops = groups.map { group in
-            let loop = ClientLoop(index: group.loopIndex, target: settings.target, sources: settings.sources)
+        let loops = try groups.map { group in
+            let loop = try ClientLoop(index: group.loopIndex, target: settings.target, sources: settings.sources)
             loop.tickMilliseconds = 100
             loop.onStart = { loop in for tag in group.tags { loop.connect(tag: tag, delegate: group) } }
             return loop

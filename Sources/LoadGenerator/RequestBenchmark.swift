@@ -49,8 +49,8 @@ public struct RequestBenchmark: Sendable {
                 loopIndex: $0, loopCount: loopCount, connections: c.connections, deadline: deadline,
                 counters: counters, makeRequest: makeRequest)
         }
-        let loops = groups.map { group in
-            let loop = ClientLoop(index: group.loopIndex, target: target, sources: settings.sources)
+        let loops = try groups.map { group in
+            let loop = try ClientLoop(index: group.loopIndex, target: target, sources: settings.sources)
             loop.onStart = { loop in for tag in group.tags { loop.connect(tag: tag, delegate: group) } }
             loop.onTick = { loop, now in
                 if group.isFinished || now >= hardDeadline { loop.stop() }

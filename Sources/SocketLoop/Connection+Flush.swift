@@ -7,7 +7,8 @@ extension Connection {
     /// Writes queued slices with `writev` until done or the kernel refuses more.
     func flush() {
         isQueuedForFlush = false
-        guard !isClosed else { return }
+        // A connecting socket is flushed once established (EventLoop.finishConnecting).
+        guard !isClosed, !isConnecting else { return }
         let wasBlocked = isWriteBlocked
         let finished = withUnsafeTemporaryAllocation(of: iovec.self, capacity: Self.maxIOVectors) { vectors in
             while pendingHead < pending.count {
@@ -28,7 +29,7 @@ extension Connection {
                         isWriteBlocked = true
                         return false
                     }
-                    close()
+                    fail(SocketError(operation: "write", code: code))
                     return false
                 }
                 consume(written)

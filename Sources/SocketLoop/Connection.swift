@@ -23,6 +23,11 @@ public final class Connection: @unchecked Sendable {
     public internal(set) var pendingBytes = 0
     /// Whether the kernel refused bytes and the connection waits for it to accept more.
     public internal(set) var isWriteBlocked = false
+    /// An outbound connection not yet established (see ``EventLoop/connect(to:from:handler:)``).
+    public internal(set) var isConnecting = false
+    /// Why the loop closed the connection, when a system call failed (connect refused, read
+    /// reset); nil when it was closed by a handler or by the peer's orderly shutdown.
+    public internal(set) var failure: SocketError?
 
     var pending: [ByteSlice] = []
     var pendingHead = 0
@@ -140,6 +145,13 @@ public final class Connection: @unchecked Sendable {
         let handler = self.handler
         self.handler = nil
         handler?.connectionDidClose(self)
+    }
+
+    /// Closes the connection because `error` happened; the handler can read ``failure``.
+    func fail(_ error: SocketError) {
+        guard !isClosed else { return }
+        failure = error
+        close()
     }
 
     func beginLinger() {

@@ -98,12 +98,7 @@ extension EventLoop {
             return
         }
         let connection = Connection(loop: self, fileDescriptor: descriptor, peer: peer)
-        let slot = Int(descriptor)
-        if slot >= connections.count {
-            connections.append(contentsOf: repeatElement(nil, count: slot - connections.count + 1))
-        }
-        connections[slot] = connection
-        connectionCount.add(1, ordering: .relaxed)
+        register(connection)
         let handler = makeHandler(connection)
         connection.attach(handler)
         handler.connectionDidOpen(connection)

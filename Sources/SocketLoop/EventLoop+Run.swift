@@ -7,7 +7,8 @@ extension EventLoop {
     private static let maxEvents = 256
 
     /// The loop body: wait, dispatch readiness, run queued work, tick deadlines, flush writes.
-    func run() {
+    /// Runs on the calling thread until ``stop()``; a ``SocketServer`` runs its loops itself.
+    public func run() {
         markCurrentThread()
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Self.maxEvents)
         defer { events.deallocate() }
@@ -15,7 +16,8 @@ extension EventLoop {
         nextTick = now.advanced(by: Self.tickInterval)
         while !isStopRequested {
             let waitNanoseconds = nextTick.nanoseconds > now.nanoseconds ? nextTick.nanoseconds - now.nanoseconds : 0
-            let timeout = flushQueue.isEmpty ? Int32(min(waitNanoseconds / 1_000_000 + 1, 1000)) : 0
+            let maxWait: UInt64 = iterationHandlers.isEmpty ? 1000 : iterationWaitMilliseconds
+            let timeout = flushQueue.isEmpty ? Int32(min(waitNanoseconds / 1_000_000 + 1, maxWait)) : 0
             let count = epoll_wait(epollDescriptor, events, Int32(Self.maxEvents), timeout)
             now = LoopInstant.now()
             if count < 0 && errno != EINTR {
@@ -24,6 +26,7 @@ extension EventLoop {
             for position in 0..<max(Int(count), 0) {
                 dispatch(events[position])
             }
+            for handler in iterationHandlers { handler(now) }
             if now >= nextTick {
                 tick()
             }
@@ -48,6 +51,10 @@ extension EventLoop {
         let descriptor = Int(tag)
         guard descriptor < connections.count, let connection = connections[descriptor] else { return }
         let flags = event.events
+        if connection.isConnecting {
+            finishConnecting(connection)
+            if connection.isClosed { return }
+        }
         if flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
             readAvailable(connection)
         }
@@ -82,7 +89,7 @@ extension EventLoop {
             } else {
                 let code = errno
                 if code == EINTR { continue }
-                if code != EAGAIN && code != EWOULDBLOCK { connection.close() }
+                if code != EAGAIN && code != EWOULDBLOCK { connection.fail(SocketError(operation: "read", code: code)) }
                 return
             }
         }

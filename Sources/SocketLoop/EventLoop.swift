@@ -38,6 +38,8 @@ public final class EventLoop: @unchecked Sendable {
     var spareDescriptor: Int32 = -1
     let readBuffer: UnsafeMutableRawBufferPointer
     var tickHandlers: [(LoopInstant) -> Void] = []
+    var iterationHandlers: [(LoopInstant) -> Void] = []
+    var iterationWaitMilliseconds: UInt64 = 1000
     var shedConnections = 0
     var pausedListeners = 0
 
@@ -139,6 +141,24 @@ public final class EventLoop: @unchecked Sendable {
     /// Adds work run on every coarse tick (about once a second), on the loop thread.
     public func onTick(_ handler: @escaping (LoopInstant) -> Void) {
         tickHandlers.append(handler)
+    }
+
+    /// Adds work run after every wake-up, on the loop thread; the loop then waits at most
+    /// `maxWait` for events (the smallest of all such registrations), so a client can pace its
+    /// requests finer than the coarse tick. Call before ``run()`` or on the loop thread.
+    ///
+    /// ```swift
+    /// loop.onEveryIteration(maxWait: .milliseconds(1)) { now in writers.sendDue(now: now) }
+    /// ```
+    public func onEveryIteration(maxWait: Duration, _ handler: @escaping (LoopInstant) -> Void) {
+        let milliseconds = UInt64(max((maxWait / .milliseconds(1)).rounded(.up), 1))
+        iterationWaitMilliseconds = min(iterationWaitMilliseconds, milliseconds)
+        iterationHandlers.append(handler)
+    }
+
+    /// Asks the loop to close its connections and return from ``run()``; safe from any thread.
+    public func stop() {
+        requestStop()
     }
 
     /// Every open connection of this loop (call on the loop thread).
