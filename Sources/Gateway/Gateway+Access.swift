@@ -13,7 +13,27 @@ extension Gateway {
     /// `passingGrant`: the route reads the grant from `context.values[AccessGrant.self]` (setting
     /// it costs an allocation per request, so only routes that need it ask for it).
     func gate(_ requirement: Requirement, passingGrant: Bool = false) -> AccessMiddleware {
-        AccessMiddleware(access: access, requirement: requirement, passesGrant: passingGrant)
+        AccessMiddleware(access: access, requirement: requirement, passesGrant: passingGrant ? .always : .never)
+    }
+
+    /// Like ``gate(_:passingGrant:)``, passing the grant only to requests that carry `header`
+    /// (the change-set routes need the subject only for an `Idempotency-Key`).
+    func gate(_ requirement: Requirement, passingGrantWhenRequestHas header: HTTPField.Name) -> AccessMiddleware {
+        AccessMiddleware(access: access, requirement: requirement, passesGrant: .whenRequestHas(header))
+    }
+
+    /// When the access middleware stores the grant in `context.values`.
+    enum GrantPassing: Sendable {
+        case never, always
+        case whenRequestHas(HTTPField.Name)
+
+        func applies(to request: HTTPServerRequest) -> Bool {
+            switch self {
+            case .never: false
+            case .always: true
+            case .whenRequestHas(let name): request.headerFields[name] != nil
+            }
+        }
     }
 
     /// Authenticates, rate-limits and authorizes a request, then runs the route with its grant in
@@ -22,14 +42,14 @@ extension Gateway {
     struct AccessMiddleware: RouterMiddleware {
         let access: AccessControl
         let requirement: Requirement
-        let passesGrant: Bool
+        let passesGrant: GrantPassing
 
         func handle(
             _ request: HTTPServerRequest, context: HTTPRequestContext, next: @escaping RouteHandler
         ) throws -> HTTPServerResponse {
             let access = self.access
             let requirement = self.requirement
-            let passesGrant = self.passesGrant
+            let passesGrant = self.passesGrant.applies(to: request)
             // Resolved only when a rate limit needs it: forwarded-header parsing per request costs.
             let client: @Sendable () -> String = { access.client(of: request, peer: context.remoteAddress) }
             let proceed: @Sendable (Result<AccessGrant, Problem>) throws -> HTTPServerResponse = { result in

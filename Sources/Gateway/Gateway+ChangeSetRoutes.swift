@@ -7,7 +7,10 @@ extension Gateway {
     func addChangeSetRoutes(to router: inout Router) {
         let engine = self.engine
         let metrics = self.metrics
-        router.post("/v1/scopes/{name}/changesets", middleware: [gate(.write)]) { request, context in
+        router.post(
+            "/v1/scopes/{name}/changesets",
+            middleware: [gate(.write, passingGrantWhenRequestHas: IdempotencyRequest.headerName)]
+        ) { request, context in
             let responder = context.responder
             let prepared = Result {
                 () throws(Problem) -> (ScopeHandle, ChangeSet, EntityTag.Condition?, IdempotencyKey?) in
@@ -26,7 +29,10 @@ extension Gateway {
                     throw Problem(
                         .badRequest, detail: #"the body must be {"fragments":[…]}, an object with a fragments array"#)
                 }
-                return (handle, ChangeSet(json: fragments), ifMatch, try IdempotencyRequest.key(of: request))
+                return (
+                    handle, ChangeSet(json: fragments), ifMatch,
+                    try IdempotencyRequest.key(of: request, subject: context.values[AccessGrant.self]?.subject)
+                )
             }
             switch prepared {
             case .failure(let problem):

@@ -7,7 +7,7 @@ import Store
 /// ``ScopeEngine/IdempotencyKey`` (key + request digest), and a stored outcome answered again.
 ///
 /// ```swift
-/// if let key = try IdempotencyRequest.key(of: request) { engine.submitOnce(…, idempotency: key) { … } }
+/// if let key = try IdempotencyRequest.key(of: request, subject: grant?.subject) { engine.submitOnce(…, idempotency: key) { … } }
 /// ```
 enum IdempotencyRequest {
     static let headerName = HTTPField.Name("Idempotency-Key")!
@@ -17,7 +17,8 @@ enum IdempotencyRequest {
     /// The request's key and digest, `nil` without an `Idempotency-Key` header, or a `400` for a
     /// key that is empty, too long or not visible ASCII. A structured-field string (`"…"`) is
     /// accepted too and means the text between the quotes.
-    static func key(of request: HTTPServerRequest) throws(Problem) -> IdempotencyKey? {
+    /// `subject` is the authenticated subject: keys are per scope and per subject.
+    static func key(of request: HTTPServerRequest, subject: String?) throws(Problem) -> IdempotencyKey? {
         guard var text = request.headerFields[headerName] else { return nil }
         if text.utf8.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") {
             text = String(text.dropFirst().dropLast())
@@ -28,7 +29,7 @@ enum IdempotencyRequest {
                 .badRequest,
                 detail: "Idempotency-Key must be 1 to \(maxKeyLength) visible ASCII characters (a UUID is a good key)")
         }
-        return IdempotencyKey(key: text, body: request.body)
+        return IdempotencyKey(key: text, subject: subject, body: request.body)
     }
 
     /// The stored outcome answered again, marked `Idempotent-Replayed: true`.

@@ -4,7 +4,10 @@ import Store
 import Synchronization
 
 /// An idempotency key and the digest of its request, as stored with its first outcome
-/// (``Store/IdempotencyRecord``). Keys are per scope.
+/// (``Store/IdempotencyRecord``). Keys are per scope and per authenticated subject: another
+/// subject's request with the same key is a different key (it never replays or blocks someone
+/// else's outcome). The client's key is echoed as `idempotencyKey` in the accepted answer and in
+/// the `changeset` event, so a writer recognises its own change set in the stream.
 ///
 /// The digest is the exact request body, tagged `raw:` — not a hash. It exists to tell a true
 /// retry from a key reused for another request; comparing the bytes themselves makes that exact
@@ -18,17 +21,29 @@ import Synchronization
 public struct IdempotencyKey: Sendable {
     private static let digestTag = Array("raw:".utf8)
 
+    /// The key as the client sent it.
     public let key: String
+    /// The authenticated subject that sent it; nil for an anonymous request.
+    public let subject: String?
     public let digest: [UInt8]
 
-    public init(key: String, body: [UInt8]) {
+    public init(key: String, subject: String? = nil, body: [UInt8]) {
         self.key = key
+        self.subject = subject
         self.digest = Self.digestTag + body
+    }
+
+    /// The key under which the outcome is stored: `subject key` for a subject's key (a key is
+    /// visible ASCII without spaces, so the last space splits it again and no two pairs meet),
+    /// the bare key for an anonymous one.
+    public var storageKey: String {
+        guard let subject else { return key }
+        return subject + " " + key
     }
 
     /// The record stored with the outcome (the store sets the version and time).
     func record(status: Int, response: [UInt8]) -> IdempotencyRecord {
-        IdempotencyRecord(key: key, requestDigest: digest, status: status, response: response)
+        IdempotencyRecord(key: storageKey, requestDigest: digest, status: status, response: response)
     }
 }
 
@@ -49,9 +64,9 @@ extension ScopeEngine {
         if let error = Self.shapeError(changeSet, limits: configuration.limits) {
             return completion(.rejected(error))
         }
-        let key = idempotency.key
+        let key = idempotency.storageKey
         let registered = handle.runtime.withLock { $0.idempotencyInFlight.insert(key).inserted }
-        guard registered else { return completion(.rejected(.idempotencyKeyInFlight(key))) }
+        guard registered else { return completion(.rejected(.idempotencyKeyInFlight(idempotency.key))) }
         // Released only after the outcome is durable, so a later lookup finds it.
         let finish: @Sendable (SubmitOutcome) -> Void = { outcome in
             handle.runtime.withLock { _ = $0.idempotencyInFlight.remove(key) }
@@ -71,7 +86,7 @@ extension ScopeEngine {
                 configuration.observer?.didReplay()
                 finish(.replayed(stored))
             } else {
-                finish(.rejected(.idempotencyKeyReused(key)))
+                finish(.rejected(.idempotencyKeyReused(idempotency.key)))
             }
         }
     }

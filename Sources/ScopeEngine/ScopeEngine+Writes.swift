@@ -71,7 +71,7 @@ extension ScopeEngine {
             case .rejected(let replies):
                 return .changeSetRejected(replies)
             case .accepted(let applied):
-                let payload = ChangeSetPayload(applied)
+                let payload = ChangeSetPayload(applied, idempotencyKey: idempotency?.key)
                 runtime.tip = applied.state
                 let record = idempotency?.record(
                     status: 200, response: payload.acceptedResponse(fragmentCount: fragmentCount))

@@ -108,12 +108,23 @@ struct ChangeSetPayload: Sendable {
     let bytes: [UInt8]
 
     /// `{"version":V,"fragments":[…],"removed":[…]}`, written by the model core straight from the
-    /// applied change set.
-    init(_ applied: AppliedChangeSet) {
+    /// applied change set; with `"idempotencyKey":"K"` after the version when the writer sent
+    /// one. The key is part of what is stored, so catch-up and other nodes carry it too.
+    init(_ applied: AppliedChangeSet, idempotencyKey: String? = nil) {
         var writer = JSONWriter(capacity: 256)
         applied.writeEvent(to: &writer)
         version = applied.state.version
-        bytes = writer.bytes
+        guard let idempotencyKey else {
+            bytes = writer.bytes
+            return
+        }
+        let head = Array(#"{"version":\#(version)"#.utf8)
+        var spliced = JSONWriter(capacity: writer.bytes.count + idempotencyKey.utf8.count + 24)
+        spliced.writeRaw(#"{"version":\#(version),"idempotencyKey":"#)
+        spliced.write(string: idempotencyKey)
+        var rest = spliced.bytes
+        rest.append(contentsOf: writer.bytes.dropFirst(head.count))
+        bytes = rest
     }
 
     init(version: Int, bytes: [UInt8]) {

@@ -110,13 +110,20 @@ struct GatewayProductionTests {
                 head: HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/", headerFields: fields),
                 body: Array("{}".utf8))
         }
-        #expect(try IdempotencyRequest.key(of: request(nil)) == nil)
-        let plain = try #require(try IdempotencyRequest.key(of: request("abc-123")))
+        #expect(try IdempotencyRequest.key(of: request(nil), subject: nil) == nil)
+        let plain = try #require(try IdempotencyRequest.key(of: request("abc-123"), subject: nil))
         #expect(plain.key == "abc-123")
         #expect(plain.digest == Array("raw:{}".utf8))
-        #expect(try IdempotencyRequest.key(of: request("\"quoted\""))?.key == "quoted")
+        #expect(plain.storageKey == "abc-123")
+        // Keys are per subject: the same key of two subjects is stored apart from the anonymous one.
+        let ada = try #require(try IdempotencyRequest.key(of: request("abc-123"), subject: "ada"))
+        let bob = try #require(try IdempotencyRequest.key(of: request("abc-123"), subject: "bob"))
+        #expect(ada.key == "abc-123")
+        #expect(ada.storageKey == "ada abc-123")
+        #expect(Set([ada.storageKey, bob.storageKey, plain.storageKey]).count == 3)
+        #expect(try IdempotencyRequest.key(of: request("\"quoted\""), subject: nil)?.key == "quoted")
         for bad in ["", "has space", String(repeating: "k", count: 256), "é"] {
-            #expect(throws: Problem.self) { try IdempotencyRequest.key(of: request(bad)) }
+            #expect(throws: Problem.self) { try IdempotencyRequest.key(of: request(bad), subject: "ada") }
         }
     }
 

@@ -50,9 +50,11 @@ final class EngineFixture: Sendable {
         }
     }
 
-    func submitOnce(_ fragments: [JSONValue], to handle: ScopeHandle, key: String) async -> SubmitOutcome {
+    func submitOnce(
+        _ fragments: [JSONValue], to handle: ScopeHandle, key: String, subject: String? = nil
+    ) async -> SubmitOutcome {
         await withCheckedContinuation { continuation in
-            let idempotency = IdempotencyKey(key: key, body: Self.body(fragments))
+            let idempotency = IdempotencyKey(key: key, subject: subject, body: Self.body(fragments))
             engine.submitOnce(ChangeSet(json: fragments), to: handle, idempotency: idempotency) {
                 continuation.resume(returning: $0)
             }
