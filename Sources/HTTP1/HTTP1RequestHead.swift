@@ -32,3 +32,48 @@ public struct HTTP1RequestHead: Sendable, Hashable {
         headers.filter { HTTP1Syntax.equalsIgnoringCase($0.name, name) }.map(\.value)
     }
 }
+
+/// One header field line of a request, as it appeared on the wire (name case preserved).
+public struct HTTP1Header: Sendable, Hashable {
+    /// The field name, exactly as sent.
+    public var name: String
+    /// The field value with leading and trailing whitespace removed.
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// Whether the name is `name`, compared case-insensitively (ASCII).
+    public func hasName(_ name: String) -> Bool {
+        HTTP1Syntax.equalsIgnoringCase(self.name, name)
+    }
+}
+
+/// The HTTP version of a request line: `HTTP/1.0` or `HTTP/1.1`.
+public struct HTTP1Version: Sendable, Hashable, CustomStringConvertible {
+    public var major: Int
+    public var minor: Int
+
+    public init(major: Int, minor: Int) {
+        self.major = major
+        self.minor = minor
+    }
+
+    public static let http1_0 = HTTP1Version(major: 1, minor: 0)
+    public static let http1_1 = HTTP1Version(major: 1, minor: 1)
+
+    /// `HTTP/1.1`, as written on a request or status line.
+    public var description: String { "HTTP/\(major).\(minor)" }
+}
+
+/// How the body of a request is delimited (RFC 9112 §6.3).
+public enum HTTP1BodyFraming: Sendable, Hashable {
+    /// No body: neither `Content-Length` nor `Transfer-Encoding`.
+    case none
+    /// Exactly this many bytes follow the head.
+    case contentLength(Int)
+    /// `Transfer-Encoding: chunked`; decode with ``HTTP1ChunkedDecoder``.
+    case chunked
+}

@@ -43,3 +43,53 @@ enum HTTP1ScanStop: Error {
     case incomplete
     case invalid(HTTP1ParseError)
 }
+
+/// The outcome of ``HTTP1RequestParser/parse(_:limits:)``.
+public enum HTTP1ParseResult: Sendable, Hashable {
+    /// A whole request head; `consumed` bytes (including any leading empty lines) were used.
+    case complete(HTTP1RequestHead, consumed: Int)
+    /// Every byte so far is a valid prefix of a request head; feed more.
+    case incomplete
+    /// The bytes can never become a valid request head: answer `error.status` and close.
+    case invalid(HTTP1ParseError)
+}
+
+/// Why a request was rejected: the status to answer with (the connection is then closed) and a
+/// short reason naming what is wrong, suitable for the response body and the log.
+public struct HTTP1ParseError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The response status: 400, 413, 414, 417, 431, 501 or 505.
+    public var status: Int
+    /// What is wrong, for example `"bare LF in header section"`.
+    public var reason: String
+
+    public init(status: Int, reason: String) {
+        self.status = status
+        self.reason = reason
+    }
+
+    public var description: String { "\(status) \(reason)" }
+
+    static func bad(_ reason: String) -> HTTP1ParseError { HTTP1ParseError(status: 400, reason: reason) }
+    static let headersTooLarge = HTTP1ParseError(status: 431, reason: "request header section too large")
+    static let targetTooLong = HTTP1ParseError(status: 414, reason: "request target too long")
+}
+
+/// Bounds enforced while parsing a request head.
+///
+/// ```swift
+/// let limits = HTTP1ParserLimits(maxHeaderBytes: 8192)
+/// ```
+public struct HTTP1ParserLimits: Sendable, Hashable {
+    /// The request line plus all header lines, in bytes (431 beyond it). Default 16 KiB.
+    public var maxHeaderBytes: Int
+    /// The request target, in bytes (414 beyond it). Default 8 KiB.
+    public var maxTargetBytes: Int
+    /// The number of header lines (431 beyond it). Default 100.
+    public var maxHeaderCount: Int
+
+    public init(maxHeaderBytes: Int = 16 * 1024, maxTargetBytes: Int = 8 * 1024, maxHeaderCount: Int = 100) {
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxTargetBytes = maxTargetBytes
+        self.maxHeaderCount = maxHeaderCount
+    }
+}

@@ -42,3 +42,66 @@ extension HTTPField.Name {
     /// `HTTP2-Settings`, the base64url SETTINGS payload of an `Upgrade: h2c` request.
     public static var http2Settings: HTTPField.Name { HTTPField.Name("HTTP2-Settings")! }
 }
+
+/// Recognises the HTTP/2 client connection preface that starts a prior-knowledge h2c connection.
+///
+/// ```swift
+/// switch HTTP2Preface.match(firstBytes) {
+/// case .http2: handOverToHTTP2()
+/// case .notHTTP2: parseAsHTTP1()
+/// case .incomplete: waitForMoreBytes()
+/// }
+/// ```
+public enum HTTP2Preface {
+    /// `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n` (RFC 9113 §3.4), 24 bytes.
+    public static let bytes: [UInt8] = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+
+    /// The outcome of comparing a connection's first bytes with the preface.
+    public enum Match: Sendable, Equatable {
+        case http2
+        case notHTTP2
+        /// Every byte so far matches but fewer than 24 arrived.
+        case incomplete
+    }
+
+    /// Compares the start of `received` with the preface.
+    public static func match(_ received: some Collection<UInt8>) -> Match {
+        for (got, expected) in zip(received, bytes) where got != expected {
+            return .notHTTP2
+        }
+        return received.count >= bytes.count ? .http2 : .incomplete
+    }
+}
+
+/// Decodes base64url without padding (RFC 4648 §5), as `HTTP2-Settings` carries it.
+enum Base64URL {
+    static func decode(_ text: String) -> [UInt8]? {
+        var output: [UInt8] = []
+        output.reserveCapacity(text.utf8.count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for character in text.utf8 {
+            if character == UInt8(ascii: "=") { break }
+            guard let value = sextet(character) else { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        // A single leftover character (6 bits) cannot encode a byte.
+        return bits >= 6 ? nil : output
+    }
+
+    private static func sextet(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): character - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"), UInt8(ascii: "+"): 62
+        case UInt8(ascii: "_"), UInt8(ascii: "/"): 63
+        default: nil
+        }
+    }
+}

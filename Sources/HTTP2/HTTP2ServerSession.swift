@@ -189,3 +189,45 @@ public final class HTTP2ServerSession {
         _ = nghttp2_session_terminate_session(session, errorCode.rawValue)
     }
 }
+
+/// An HTTP/2 stream identifier (RFC 9113 §5.1.1). Client-initiated request streams are odd.
+///
+/// ```swift
+/// let first = HTTP2StreamID(1)  // the stream an h2c upgrade request becomes
+/// ```
+public struct HTTP2StreamID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let rawValue: Int32
+
+    public init(_ rawValue: Int32) {
+        self.rawValue = rawValue
+    }
+
+    public static func < (lhs: HTTP2StreamID, rhs: HTTP2StreamID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public var description: String { "stream \(rawValue)" }
+}
+
+/// A failure reported by nghttp2, with the operation and nghttp2's own explanation.
+///
+/// A failed ``HTTP2ServerSession/receive(_:)`` means the peer broke the protocol badly enough
+/// that the connection must close: send what ``HTTP2ServerSession/drainOutput(into:limit:)``
+/// still produces (often a GOAWAY naming the error), then close the socket.
+public struct HTTP2SessionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What the server was doing, e.g. "nghttp2_session_mem_recv".
+    public let operation: String
+    /// nghttp2's negative error code (`NGHTTP2_ERR_*`).
+    public let code: Int32
+    /// Extra context, e.g. the settings header that failed to decode.
+    public let detail: String
+
+    init(_ operation: String, code: Int32, detail: String = "") {
+        self.operation = operation
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String {
+        let reason = String(cString: nghttp2_strerror(code))
+        return "\(operation) failed: \(reason) (\(code))" + (detail.isEmpty ? "" : ": \(detail)")
+    }
+}
