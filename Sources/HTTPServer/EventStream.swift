@@ -85,3 +85,12 @@ public final class EventStream: Sendable {
         for callback in callbacks { callback() }
     }
 }
+
+/// Writes the events of one ``EventStream`` to its protocol: HTTP/1.1 chunks, close-delimited
+/// HTTP/1.0, or (later) HTTP/2 DATA frames, possibly gzip'd per stream. Loop thread only.
+protocol EventStreamSink: AnyObject {
+    /// Writes one encoded event (the buffer is shared with other streams: do not mutate it).
+    func write(_ event: EncodedEvent)
+    /// Ends the stream cleanly (last chunk, END_STREAM) and releases the request.
+    func end()
+}

@@ -95,3 +95,14 @@ public final class HTTPResponder: Sendable {
         answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
     }
 }
+
+/// The protocol side a request's answer goes to: the HTTP/1 connection, or (later) an HTTP/2
+/// stream. Called only on the channel's loop thread. This is the seam the HTTP/2 integration
+/// implements so that handlers, ``HTTPResponder`` and ``EventStream`` stay protocol-neutral.
+protocol HTTPResponseChannel: AnyObject, Sendable {
+    /// Sends `response` for request `requestID`; ignored when that request is no longer current.
+    func deliver(_ response: HTTPServerResponse, for requestID: UInt64)
+    /// Sends the head of an event stream for `requestID` and attaches `stream` to a sink that
+    /// writes its events. Returns false when the request is gone (the stream is then closed).
+    func openEventStream(_ head: HTTPResponse, for requestID: UInt64, stream: EventStream) -> Bool
+}

@@ -73,3 +73,41 @@ final class ServerCore: Sendable {
         dateCaches[loop.index % dateCaches.count]
     }
 }
+
+/// The seam for HTTP/2 (cleartext, same port). The HTTP/1 handler calls it when a connection
+/// starts with the client preface (`PRI * HTTP/2.0…`, prior knowledge) or a request asks for
+/// `Upgrade: h2c`; the returned handler takes over the socket with
+/// ``SocketLoop/Connection/replaceHandler(with:replaying:)``. The HTTP/2 handler feeds requests
+/// to ``ServerCore/handle(_:channel:requestID:connection:)`` and implements ``HTTPResponseChannel``
+/// per stream, so handlers, responders and event streams work unchanged.
+protocol HTTP2ConnectionFactory: Sendable {
+    /// The connection began with the HTTP/2 preface; `bytes` (not yet consumed, starting with the
+    /// preface) are replayed into the returned handler.
+    func makePriorKnowledgeHandler(connection: Connection, core: ServerCore) -> any ConnectionHandler
+
+    /// `request` asked `Upgrade: h2c` with `HTTP2-Settings: settings`. Return nil to decline (the
+    /// request is then served over HTTP/1.1), or a handler that writes `101 Switching Protocols`
+    /// and answers `request` as stream 1.
+    func makeUpgradeHandler(
+        connection: Connection, request: HTTPServerRequest, settings: String, core: ServerCore
+    ) -> (any ConnectionHandler)?
+}
+
+/// Cleartext HTTP/2 on the HTTP/1 port: prior knowledge (the client starts with the preface) and
+/// `Upgrade: h2c`. Set as ``ServerCore/http2``; the HTTP/1 handler calls it.
+///
+/// ```swift
+/// let core = ServerCore(configuration: configuration, router: router, logger: logger, http2: H2CConnectionFactory())
+/// ```
+struct H2CConnectionFactory: HTTP2ConnectionFactory {
+    func makePriorKnowledgeHandler(connection: Connection, core: ServerCore) -> any ConnectionHandler {
+        HTTP2ConnectionHandler(connection: connection, core: core)
+    }
+
+    func makeUpgradeHandler(
+        connection: Connection, request: HTTPServerRequest, settings: String, core: ServerCore
+    ) -> (any ConnectionHandler)? {
+        // A request body already read over HTTP/1.1 travels with the request as stream 1's body.
+        HTTP2ConnectionHandler(connection: connection, core: core, upgrade: (request, settings))
+    }
+}
