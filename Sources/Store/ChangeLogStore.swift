@@ -81,3 +81,131 @@ extension ChangeLogStore {
         try result.get()
     }
 }
+
+/// What the store keeps about a scope besides its versions: its name and its root object's identity.
+///
+/// ```swift
+/// let version = try await store.createScope(
+///     ScopeDescriptor(name: "canvas-1", rootClass: "Canvas", rootUUID: uuid), snapshot: stateBytes)
+/// ```
+public struct ScopeDescriptor: Sendable, Hashable {
+    /// The scope's name (the gateway validates the character set; the store takes any non-empty string).
+    public var name: String
+    /// The class name of the scope's root object.
+    public var rootClass: String
+    /// The root object's UUID, as text.
+    public var rootUUID: String
+
+    public init(name: String, rootClass: String, rootUUID: String) {
+        self.name = name
+        self.rootClass = rootClass
+        self.rootUUID = rootUUID
+    }
+}
+
+/// A live scope as the store sees it: its descriptor, its current version and how far back its history goes.
+///
+/// ```swift
+/// if let info = try await store.scope(named: "canvas-1"), info.canResume(from: lastEventID) { … }
+/// ```
+public struct ScopeInfo: Sendable, Hashable {
+    public var descriptor: ScopeDescriptor
+    /// The version of the last accepted change set (or of the creation, before any).
+    public var version: Int64
+    /// The lowest change-set version still in the log, `nil` when the log holds none.
+    public var lowestRetainedVersion: Int64?
+
+    public init(descriptor: ScopeDescriptor, version: Int64, lowestRetainedVersion: Int64?) {
+        self.descriptor = descriptor
+        self.version = version
+        self.lowestRetainedVersion = lowestRetainedVersion
+    }
+
+    public var name: String { descriptor.name }
+
+    /// The oldest version V from which `changes(after: V)` returns every change set up to ``version``.
+    public var oldestResumableVersion: Int64 { (lowestRetainedVersion ?? version + 1) - 1 }
+
+    /// Whether a client at version `version` can catch up from the log (otherwise it needs a full `reset`).
+    public func canResume(from version: Int64) -> Bool {
+        version >= oldestResumableVersion && version <= self.version
+    }
+}
+
+/// What a restart needs to rebuild one scope: its latest snapshot and the change sets logged after it.
+///
+/// ```swift
+/// try await store.recover { scope in
+///     var state = try ScopeState(decoding: scope.snapshot)
+///     for record in scope.tail { try state.apply(decoding: record.payload) }
+/// }
+/// ```
+public struct RecoveredScope: Sendable, Hashable {
+    public var info: ScopeInfo
+    /// The version the snapshot is at; replaying ``tail`` brings it to `info.version`.
+    public var snapshotVersion: Int64
+    public var snapshot: [UInt8]
+    /// The change sets after ``snapshotVersion``, contiguous, oldest first.
+    public var tail: [ChangeRecord]
+
+    public init(info: ScopeInfo, snapshotVersion: Int64, snapshot: [UInt8], tail: [ChangeRecord]) {
+        self.info = info
+        self.snapshotVersion = snapshotVersion
+        self.snapshot = snapshot
+        self.tail = tail
+    }
+}
+
+/// One change set to make durable: the scope, its new version (the current one + 1), the payload and,
+/// when the request carried an `Idempotency-Key`, the outcome to replay — all in one commit.
+///
+/// ```swift
+/// try await store.append(AppendRequest(scope: "canvas-1", version: 42, payload: Array(json.utf8)))
+/// ```
+public struct AppendRequest: Sendable, Hashable {
+    public var scope: String
+    public var version: Int64
+    public var payload: [UInt8]
+    /// Stored with the change set; its ``IdempotencyRecord/version`` is set to ``version``.
+    public var idempotency: IdempotencyRecord?
+
+    public init(scope: String, version: Int64, payload: [UInt8], idempotency: IdempotencyRecord? = nil) {
+        self.scope = scope
+        self.version = version
+        self.payload = payload
+        self.idempotency = idempotency
+    }
+}
+
+/// One accepted change set as the log keeps it: its version and the gateway's encoded payload.
+///
+/// ```swift
+/// for record in page.records { send(event: "changeset", id: record.version, data: record.payload) }
+/// ```
+public struct ChangeRecord: Sendable, Hashable {
+    public var version: Int64
+    /// Opaque bytes (the gateway stores the normalised fragments and removed UUIDs as JSON).
+    public var payload: [UInt8]
+
+    public init(version: Int64, payload: [UInt8]) {
+        self.version = version
+        self.payload = payload
+    }
+}
+
+/// A page of history: the change sets after a version, oldest first, and the scope's current version.
+///
+/// ```swift
+/// let page = try await store.changes(scope: "canvas-1", after: 41, limit: 100)
+/// let more = page.records.last.map { $0.version < page.currentVersion } ?? false
+/// ```
+public struct ChangePage: Sendable, Hashable {
+    public var records: [ChangeRecord]
+    /// The scope's version when the page was read (the same read transaction).
+    public var currentVersion: Int64
+
+    public init(records: [ChangeRecord], currentVersion: Int64) {
+        self.records = records
+        self.currentVersion = currentVersion
+    }
+}

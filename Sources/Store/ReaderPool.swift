@@ -25,23 +25,8 @@ final class ReaderPool: Sendable {
 
     /// Runs `body` in a read transaction on a free connection.
     func read<Value: Sendable>(_ body: (SQLiteConnection) throws(StoreError) -> Value) throws(StoreError) -> Value {
-        for slot in slots {
-            let value = try slot.connection.withLockIfAvailable { connection throws(StoreError) -> Value in
-                guard let connection else { throw .closed }
-                try connection.statement("BEGIN").run()
-                do throws(StoreError) {
-                    let value = try body(connection)
-                    try connection.statement("COMMIT").run()
-                    return value
-                } catch {
-                    try? connection.statement("ROLLBACK").run()
-                    throw error
-                }
-            }
-            if let value { return value }
-        }
-        let index = nextSlot.wrappingAdd(1, ordering: .relaxed).oldValue % slots.count
-        return try slots[index].connection.withLock { connection throws(StoreError) -> Value in
+        /// `body` between `BEGIN` and `COMMIT` on a locked connection; rolled back when it throws.
+        func transaction(_ connection: inout sending SQLiteConnection?) throws(StoreError) -> sending Value {
             guard let connection else { throw .closed }
             try connection.statement("BEGIN").run()
             do throws(StoreError) {
@@ -53,6 +38,11 @@ final class ReaderPool: Sendable {
                 throw error
             }
         }
+        for slot in slots {
+            if let value = try slot.connection.withLockIfAvailable(transaction) { return value }
+        }
+        let index = nextSlot.wrappingAdd(1, ordering: .relaxed).oldValue % slots.count
+        return try slots[index].connection.withLock(transaction)
     }
 
     /// Closes every connection; later reads fail with ``StoreError/closed``.
