@@ -1,6 +1,7 @@
 import Dispatch
 import HTTPServer
 import HTTPTypes
+import Synchronization
 
 /// The routes of the test server (see docs/engine.md, "HTTPTestServer contract").
 enum TestRoutes {
@@ -77,5 +78,36 @@ enum TestRoutes {
             + "\"headers\":[\(headers.joined(separator: ","))],"
             + "\"body\":\(JSONText.quote(String(decoding: request.body, as: UTF8.self))),"
             + "\"bodyLength\":\(request.body.count)}"
+    }
+}
+
+/// Lets routes read the server's counters although the router is built before the server.
+final class ServerBox: Sendable {
+    private let storage = Mutex<HTTPServer?>(nil)
+
+    var server: HTTPServer? {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
+    }
+}
+
+/// Minimal JSON string quoting for the test server's hand-built documents.
+enum JSONText {
+    static func quote(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case let control where control.value < 0x20:
+                let hex = String(control.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
     }
 }

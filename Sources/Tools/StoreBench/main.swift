@@ -155,3 +155,38 @@ for writers in [1, 8, 32] {
     }
 }
 try recoveryBenchmark(records: options.records)
+
+/// Command-line options of StoreBench.
+struct Options {
+    var seconds = 5.0
+    var records = 1_000_000
+    var directory = FileManager.default.temporaryDirectory.path
+
+    init(_ arguments: [String]) {
+        var iterator = arguments.dropFirst().makeIterator()
+        while let flag = iterator.next() {
+            let value = iterator.next() ?? ""
+            switch flag {
+            case "--seconds": seconds = Double(value) ?? seconds
+            case "--records": records = Int(value) ?? records
+            case "--dir": directory = value
+            default:
+                print("unknown option \(flag); usage: StoreBench [--seconds S] [--records N] [--dir PATH]")
+                exit(2)
+            }
+        }
+    }
+}
+
+/// Versions handed out and enqueued under one lock per scope, so pipelined appends reach the store in order.
+final class Sequencer: Sendable {
+    let versions = Mutex<[String: Int64]>([:])
+
+    func append(_ store: SQLiteStore, scope: String, done: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+        versions.withLock { versions in
+            let version = (versions[scope] ?? 0) + 1
+            versions[scope] = version
+            store.append(AppendRequest(scope: scope, version: version, payload: payload(version)), completion: done)
+        }
+    }
+}
