@@ -2,23 +2,14 @@ import Foundation
 import JetstreamModel
 import Testing
 
-/// The schema the tests run against: the demo's canvas, a generic tree, the iOS TestModel and the
-/// server's Person, so the original's scenarios read the same here.
+/// The schema the tests run against: the demo's canvas (``Schema/demo``) with children, a generic
+/// tree, the iOS TestModel and the server's Person, so the original's scenarios read the same here.
 enum Fixtures {
+    /// What the tests add to the demo schema.
     static let yaml = """
         models:
           Canvas:
-            name: String?
-            shapes: [Shape]
             children: [Node]
-          Shape:
-            x: Float
-            y: Float
-            width:  { type: Float, default: 100, min: 0 }
-            height: { type: Float, default: 100, min: 0 }
-            color:  Color?
-            label:  { type: String, maxLength: 200, default: "" }
-            kind:   { enum: [rect, oval], default: rect }
           Node:
             name: String?
             children: [Node]
@@ -63,12 +54,11 @@ enum Fixtures {
           Island:
             name: String?
         scopes:
-          "canvas-*": { root: Canvas }
           "test-*": { root: TestModel }
           "people-*": { root: Person }
         """
 
-    static let schema: Schema = try! Schema.parse(yaml: yaml, file: "fixtures.yaml")
+    static let schema: Schema = try! Schema.demo(adding: yaml, file: "fixtures.yaml")
 
     static func modelClass(_ name: String) -> ModelClass { schema.modelClass(named: name)! }
 

@@ -143,28 +143,11 @@ private final class Peer {
         let reloaded = try Schema.parse(json: Array(schema.jsonValue.encodedString().utf8))
         #expect(reloaded == schema)
 
-        // The gateway's YAML for the same model defines the same classes.
-        let yaml = try Schema.parse(
-            yaml: """
-                models:
-                  Canvas:
-                    name: String?
-                    shapes: [Shape]
-                  Shape:
-                    x: Float
-                    y: Float
-                    width:  { type: Float, default: 100, min: 0 }
-                    height: { type: Float, default: 100, min: 0 }
-                    color:  Color?
-                    label:  { type: String, maxLength: 200, default: "" }
-                    kind:   { enum: [rect, oval] , default: rect }
-                scopes:
-                  "canvas-*": { root: Canvas }
-                """)
+        // The gateway's demo schema defines the same classes.
         for modelClass in schema.classes {
-            let fromYAML = try #require(yaml.modelClass(named: modelClass.name))
+            let demoClass = try #require(Schema.demo.modelClass(named: modelClass.name))
             for property in modelClass.properties {
-                let other = try #require(fromYAML.property(named: property.name))
+                let other = try #require(demoClass.property(named: property.name))
                 #expect(property.type == other.type, "\(modelClass.name).\(property.name)")
                 #expect(property.isNullable == other.isNullable, "\(modelClass.name).\(property.name)")
                 #expect(property.defaultValue == other.defaultValue, "\(modelClass.name).\(property.name)")
