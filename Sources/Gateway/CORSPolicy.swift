@@ -11,7 +11,7 @@ import HTTPTypes
 public struct CORSPolicy: Sendable {
     public var allowedOrigins: [String]
     public var allowCredentials: Bool
-    public var allowedMethods = ["GET", "HEAD", "PUT", "POST", "DELETE", "OPTIONS"]
+    public var allowedMethods = ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE", "OPTIONS"]
     public var allowedHeaders = [
         "Authorization", "Content-Type", "If-Match", "If-None-Match", "Idempotency-Key", "Last-Event-ID",
     ]

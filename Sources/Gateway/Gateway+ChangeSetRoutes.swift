@@ -11,47 +11,27 @@ extension Gateway {
             "/v1/scopes/{name}/changesets",
             middleware: [gate(.write, passingGrantWhenRequestHas: IdempotencyRequest.headerName)]
         ) { request, context in
-            let responder = context.responder
+            let answer = Self.writeAnswer(to: context.responder, metrics: metrics)
             let prepared = Result {
                 () throws(Problem) -> (ScopeHandle, ChangeSet, EntityTag.Condition?, IdempotencyKey?) in
                 let handle = try Problem.mapping { () throws(ScopeError) in
                     try engine.existingHandle(context.parameters["name"] ?? "")
                 }
-                var ifMatch: EntityTag.Condition?
-                if let header = request.headerFields[.ifMatch] {
-                    guard let condition = EntityTag.parse(header, allowWeak: false) else {
-                        throw Problem(.badRequest, detail: "If-Match \(header) is not a list of entity tags")
-                    }
-                    ifMatch = condition
-                }
+                let ifMatch = try Self.ifMatch(of: request)
                 let body = try Self.jsonObjectBody(request)
                 guard let fragments = body["fragments"]?.array else {
                     throw Problem(
                         .badRequest, detail: #"the body must be {"fragments":[…]}, an object with a fragments array"#)
                 }
-                return (
-                    handle, ChangeSet(json: fragments), ifMatch,
-                    try IdempotencyRequest.key(of: request, subject: context.values[AccessGrant.self]?.subject)
-                )
+                let idempotency = try IdempotencyRequest.key(
+                    of: request, subject: context.values[AccessGrant.self]?.subject)
+                return (handle, ChangeSet(json: fragments), ifMatch, idempotency)
             }
             switch prepared {
             case .failure(let problem):
                 metrics.countRejected(problem.kind)
                 return problem.response
             case .success(let (handle, changeSet, ifMatch, idempotency)):
-                let answer: @Sendable (SubmitOutcome) -> Void = { outcome in
-                    switch outcome {
-                    case .accepted(let body, let version):
-                        metrics.countAccepted()
-                        responder.respond(Self.json(body, version: version))
-                    case .rejected(let error):
-                        let problem = Problem(error)
-                        metrics.countRejected(problem.kind)
-                        responder.respond(problem.response)
-                    case .replayed(let record):
-                        responder.respond(IdempotencyRequest.replay(record))
-                    }
-                }
                 if let idempotency {
                     engine.submitOnce(
                         changeSet, to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: answer)
@@ -80,5 +60,37 @@ extension Gateway {
                 }
             }
         }
+    }
+}
+
+extension Gateway {
+    /// How a write (a change set or a merge patch) is answered once the engine decides it:
+    /// `200` with the version's body and `ETag`, the mapped problem, or the stored first outcome.
+    static func writeAnswer(
+        to responder: HTTPResponder, metrics: GatewayMetrics
+    ) -> @Sendable (SubmitOutcome) -> Void {
+        { outcome in
+            switch outcome {
+            case .accepted(let body, let version):
+                metrics.countAccepted()
+                responder.respond(json(body, version: version))
+            case .rejected(let error):
+                let problem = Problem(error)
+                metrics.countRejected(problem.kind)
+                responder.respond(problem.response)
+            case .replayed(let record):
+                responder.respond(IdempotencyRequest.replay(record))
+            }
+        }
+    }
+
+    /// The `If-Match` precondition of a write: nil without one, `400` when it is not a list of
+    /// strong entity tags.
+    static func ifMatch(of request: HTTPServerRequest) throws(Problem) -> EntityTag.Condition? {
+        guard let header = request.headerFields[.ifMatch] else { return nil }
+        guard let condition = EntityTag.parse(header, allowWeak: false) else {
+            throw Problem(.badRequest, detail: "If-Match \(header) is not a list of entity tags")
+        }
+        return condition
     }
 }

@@ -106,23 +106,6 @@ extension Gateway {
                 return HTTPServerResponse(status: .noContent)
             }
         }
-
-        router.get("/v1/scopes/{name}/objects/{uuid}", middleware: [gate(.read)]) { _, context in
-            Self.answer { () throws(Problem) in
-                let handle = try Problem.mapping { () throws(ScopeError) in
-                    try engine.existingHandle(context.parameters["name"] ?? "")
-                }
-                let text = context.parameters["uuid"] ?? ""
-                guard let uuid = UUID(wireString: text) else {
-                    throw Problem(.badRequest, detail: "'\(text.prefix(64))' is not a UUID")
-                }
-                let state = handle.committedState
-                guard let object = state.objectJSON(uuid) else {
-                    throw Problem(.notFound, detail: "scope '\(handle.name)' has no object \(uuid.wireString)")
-                }
-                return Self.json(object.encoded(), version: state.version)
-            }
-        }
     }
 }
 

@@ -75,6 +75,7 @@ public struct Gateway: Sendable {
         router.get("/v1/schema") { [schemaJSON] _, _ in .json(schemaJSON) }
         addScopeRoutes(to: &router)
         addChangeSetRoutes(to: &router)
+        addObjectRoutes(to: &router)
         addEventRoutes(to: &router)
         addPreflightRoutes(to: &router)
     }

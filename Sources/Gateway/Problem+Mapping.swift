@@ -70,6 +70,10 @@ extension Problem {
         case .changeSetRejected(let replies):
             self.init(
                 .invalidChangeSet, detail: detail, extensions: ["fragmentReplies": .array(replies.map(\.jsonValue))])
+        case .mergePatchRejected(let errors):
+            self.init(.invalidChangeSet, detail: detail, extensions: ["errors": .array(errors.map(\.jsonValue))])
+        case .objectNotFound:
+            self.init(.notFound, detail: detail)
         case .emptyChangeSet:
             self.init(.invalidChangeSet, detail: detail, extensions: ["fragmentReplies": .array([])])
         case .tooManyFragments:

@@ -64,6 +64,14 @@ extension ScopeEngine {
         if let error = Self.shapeError(changeSet, limits: configuration.limits) {
             return completion(.rejected(error))
         }
+        submitOnce(
+            .changeSet(changeSet), to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: completion)
+    }
+
+    func submitOnce(
+        _ submission: Submission, to handle: ScopeHandle, ifMatch: VersionCondition?, idempotency: IdempotencyKey,
+        completion: @escaping @Sendable (SubmitOutcome) -> Void
+    ) {
         let key = idempotency.storageKey
         let registered = handle.runtime.withLock { $0.idempotencyInFlight.insert(key).inserted }
         guard registered else { return completion(.rejected(.idempotencyKeyInFlight(idempotency.key))) }
@@ -80,7 +88,7 @@ extension ScopeEngine {
                 return finish(.rejected(storeFailure(error)))
             }
             guard let stored else {
-                return stage(changeSet, to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: finish)
+                return stage(submission, to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: finish)
             }
             if stored.requestDigest == idempotency.digest {
                 configuration.observer?.didReplay()

@@ -45,7 +45,30 @@ extension ScopeEngine {
         if let error = Self.shapeError(changeSet, limits: configuration.limits) {
             return completion(.rejected(error))
         }
-        stage(changeSet, to: handle, ifMatch: ifMatch, idempotency: nil, completion: completion)
+        stage(.changeSet(changeSet), to: handle, ifMatch: ifMatch, idempotency: nil, completion: completion)
+    }
+
+    /// Submits a merge patch of one object (``JetstreamModel/MergePatch``) as one change set:
+    /// it is translated against the staged state under the scope's lock, so nested objects are
+    /// merged or added by what the scope holds at that moment, then validated, versioned and made
+    /// durable exactly like ``submit(_:to:ifMatch:completion:)``. A rejection is
+    /// ``ScopeError/mergePatchRejected(_:)`` with JSON Pointers into the patch; an unknown target
+    /// is ``ScopeError/objectNotFound(scope:uuid:)``. With an `idempotency` key it is decided once,
+    /// as ``submitOnce(_:to:ifMatch:idempotency:completion:)`` decides change sets.
+    ///
+    /// ```swift
+    /// engine.submit(MergePatch(target: shape, document: ["x": 12]), to: handle) { outcome in … }
+    /// ```
+    public func submit(
+        _ patch: MergePatch, to handle: ScopeHandle, ifMatch: VersionCondition? = nil,
+        idempotency: IdempotencyKey? = nil, completion: @escaping @Sendable (SubmitOutcome) -> Void
+    ) {
+        if let idempotency {
+            submitOnce(
+                .mergePatch(patch), to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: completion)
+        } else {
+            stage(.mergePatch(patch), to: handle, ifMatch: ifMatch, idempotency: nil, completion: completion)
+        }
     }
 
     /// The fragment count is checked once, here, before anything is applied.
@@ -57,19 +80,44 @@ extension ScopeEngine {
         return nil
     }
 
+    /// What a writer submits: fragments, or a merge patch that becomes fragments against the
+    /// staged state.
+    enum Submission: Sendable {
+        case changeSet(ChangeSet)
+        case mergePatch(MergePatch)
+    }
+
     func stage(
-        _ changeSet: ChangeSet, to handle: ScopeHandle, ifMatch: VersionCondition?, idempotency: IdempotencyKey?,
+        _ submission: Submission, to handle: ScopeHandle, ifMatch: VersionCondition?, idempotency: IdempotencyKey?,
         completion: @escaping @Sendable (SubmitOutcome) -> Void
     ) {
-        let fragmentCount = changeSet.count
         let rejection: ScopeError? = handle.runtime.withLock { runtime in
             guard !runtime.deleted else { return .scopeNotFound(handle.name) }
             if let ifMatch, !ifMatch.matches(runtime.tip.version) {
                 return .versionMismatch(current: runtime.tip.version)
             }
+            let changeSet: ChangeSet
+            var translation: MergePatchTranslation?
+            switch submission {
+            case .changeSet(let submitted):
+                changeSet = submitted
+            case .mergePatch(let patch):
+                do throws(MergePatch.Failure) {
+                    let translated = try patch.translate(against: runtime.tip, schema: schema)
+                    translation = translated
+                    changeSet = translated.changeSet
+                } catch {
+                    switch error {
+                    case .objectNotFound(let uuid): return .objectNotFound(scope: handle.name, uuid: uuid)
+                    case .invalid(let errors): return .mergePatchRejected(errors)
+                    }
+                }
+                if let error = Self.shapeError(changeSet, limits: configuration.limits) { return error }
+            }
+            let fragmentCount = changeSet.count
             switch runtime.tip.applying(changeSet, schema: schema, limits: configuration.limits) {
             case .rejected(let replies):
-                return .changeSetRejected(replies)
+                return translation.map { .mergePatchRejected($0.errors(for: replies)) } ?? .changeSetRejected(replies)
             case .accepted(let applied):
                 let payload = ChangeSetPayload(applied, idempotencyKey: idempotency?.key)
                 runtime.tip = applied.state

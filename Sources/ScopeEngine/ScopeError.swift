@@ -1,3 +1,4 @@
+import Foundation
 import JetstreamModel
 import Store
 
@@ -21,6 +22,10 @@ public enum ScopeError: Error, Sendable {
     case rootRejected(FragmentReply)
     /// A change set was rejected whole: one reply per fragment, the failed ones carrying errors.
     case changeSetRejected([FragmentReply])
+    /// A merge patch was rejected whole: each error at its JSON Pointer into the patch.
+    case mergePatchRejected([MergePatchError])
+    /// The scope has no object with this UUID.
+    case objectNotFound(scope: String, uuid: UUID)
     /// A change set without fragments.
     case emptyChangeSet
     /// More fragments than ``JetstreamModel/Limits/maxFragmentsPerSet``.
@@ -49,6 +54,9 @@ public enum ScopeError: Error, Sendable {
         case .rootRejected: "the root object was rejected; no scope was created"
         case .changeSetRejected(let replies):
             "\(replies.filter { $0.error != nil }.count) of \(replies.count) fragments were rejected; nothing was applied"
+        case .mergePatchRejected(let errors):
+            "the merge patch was rejected (\(errors.count) error\(errors.count == 1 ? "" : "s")); nothing was applied"
+        case .objectNotFound(let scope, let uuid): "scope '\(scope)' has no object \(uuid.wireString)"
         case .emptyChangeSet: "a change set needs at least one fragment"
         case .tooManyFragments(let count, let limit):
             "the change set has \(count) fragments; at most \(limit) are accepted"
@@ -66,11 +74,11 @@ public enum ScopeError: Error, Sendable {
     }
 
     /// Whether the outcome is final for the request body and so stored under its idempotency key
-    /// and replayed: a rejected change set or a failed version precondition. Store failures and
+    /// and replayed: a rejected change set or patch, or a failed version precondition. Store failures and
     /// unknown scopes are not stored; a retry tries again.
     public var isFinalForIdempotency: Bool {
         switch self {
-        case .changeSetRejected, .versionMismatch: true
+        case .changeSetRejected, .mergePatchRejected, .versionMismatch: true
         default: false
         }
     }
