@@ -138,9 +138,11 @@ struct ChangeSetApplier {
                     .unknownProperty, "\(modelClass.name) has no property '\(member.key)'", property: member.key)
             }
             // Reads only; no second reference to the trie is kept, so later writes stay in place.
-            let value = try modelClass.properties[propertyIndex].validate(member.value, limits: limits) {
-                staged.objects[$0]?.modelClass
-            }
+            // Collection operations resolve against the staged value: earlier fragments are seen.
+            let current = fragment.type == .change ? staged.objects[fragment.uuid]!.values[propertyIndex] : nil
+            let value = try modelClass.properties[propertyIndex].validate(
+                member.value, current: current, limits: limits
+            ) { staged.objects[$0]?.modelClass }
             updates.append((propertyIndex, value))
         }
         // Schema order makes the normalised fragment independent of the client's key order.
@@ -167,12 +169,28 @@ struct ChangeSetApplier {
     /// Moves the parent links of one reference property from the old targets to the new ones,
     /// touching only targets whose multiplicity changed.
     private mutating func relink(from parent: UUID, property: Int, old: Value, new: Value) {
+        let oldUUIDs = old.referencedUUIDs
+        let newUUIDs = new.referencedUUIDs
+        // An insert, removal or move in a long collection changes a short middle part: a common
+        // prefix and suffix keep their multiplicities, so only the middle is counted.
+        var prefix = 0
+        while prefix < oldUUIDs.count && prefix < newUUIDs.count && oldUUIDs[prefix] == newUUIDs[prefix] {
+            prefix += 1
+        }
+        var suffix = 0
+        while suffix < oldUUIDs.count - prefix && suffix < newUUIDs.count - prefix
+            && oldUUIDs[oldUUIDs.count - 1 - suffix] == newUUIDs[newUUIDs.count - 1 - suffix]
+        {
+            suffix += 1
+        }
+        let oldMiddle = oldUUIDs[prefix..<(oldUUIDs.count - suffix)]
+        let newMiddle = newUUIDs[prefix..<(newUUIDs.count - suffix)]
         var delta: [UUID: Int] = [:]
-        for uuid in old.referencedUUIDs { delta[uuid, default: 0] -= 1 }
-        for uuid in new.referencedUUIDs { delta[uuid, default: 0] += 1 }
+        for uuid in oldMiddle { delta[uuid, default: 0] -= 1 }
+        for uuid in newMiddle { delta[uuid, default: 0] += 1 }
         let ref = ParentRef(parent: parent, propertyIndex: property)
         // Walk the new value first so the order of changes, and so the order of candidates, is stable.
-        for uuid in new.referencedUUIDs + old.referencedUUIDs {
+        for uuid in [newMiddle, oldMiddle].joined() {
             guard let change = delta.removeValue(forKey: uuid), change != 0, staged.objects[uuid] != nil else {
                 continue
             }

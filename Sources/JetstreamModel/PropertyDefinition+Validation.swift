@@ -69,7 +69,8 @@ extension PropertyDefinition {
         return .list(values)
     }
 
-    private func validateScalar(
+    /// One scalar (or one element of a collection) checked against `type`; errors name `property`.
+    func validateScalar(
         _ json: JSONValue, type: PropertyType, property: String, limits: Limits, classOf: (UUID) -> ModelClass?
     ) throws(FragmentError) -> Value {
         func mismatch(_ expected: String) -> FragmentError {

@@ -48,6 +48,19 @@ public enum Value: Sendable, Hashable {
         }
     }
 
+    /// The elements of a collection value, a `[Model]`'s as `.reference`s; nil for a scalar.
+    ///
+    /// ```swift
+    /// Value.list([.int(1), .int(2)]).collectionElements   // [.int(1), .int(2)]
+    /// ```
+    public var collectionElements: [Value]? {
+        switch self {
+        case .references(let uuids): uuids.map(Value.reference)
+        case .list(let values): values
+        default: nil
+        }
+    }
+
     /// The zero value of a type: `""`, `0`, `false`, `[]`, an enum's first value; `null` for a
     /// reference.
     public static func zero(of type: PropertyType) -> Value {

@@ -2,7 +2,8 @@ import Foundation
 import JetstreamModel
 
 /// Builds random change sets for a canvas scope (shapes, a tree of nodes with partner links that
-/// may form cycles) from a list of op codes, so PropertyBased can generate and shrink the codes.
+/// may form cycles, collection operations on the shapes) from a list of op codes, so PropertyBased
+/// can generate and shrink the codes.
 ///
 /// Each op is valid against a scratch copy that already holds the set's earlier ops; detaching a
 /// subtree that holds an object added in this set is skipped, so sets are mostly accepted. An op
@@ -33,7 +34,7 @@ struct ChangeSetGenerator {
         }
         let ops: [(inout ChangeSetGenerator) -> [SyncFragment]] = [
             { $0.addShape() }, { $0.addNode() }, { $0.changeShape() }, { $0.detach() }, { $0.setPartner() },
-            { $0.moveNode() }, { $0.rename() },
+            { $0.moveNode() }, { $0.rename() }, { $0.shapeOperation() },
         ]
         let op = ops[Int(random.next() % UInt64(ops.count))]
         let produced = op(&self)
@@ -139,6 +140,29 @@ struct ChangeSetGenerator {
         let children = references(target, "children").filter { $0 != node } + [node]
         fragments.append(F.change(target, scratch.object(target)!.clsName, ["children": .array(children.map(F.ref))]))
         return fragments
+    }
+
+    /// An operations object on the canvas's shapes: a new shape inserted before a random one (or at
+    /// the end), one removed (every occurrence), or one moved.
+    private mutating func shapeOperation() -> [SyncFragment] {
+        let root = scratch.rootUUID
+        let shapes = references(root, "shapes")
+        let anchor = random.next() % 4 == 0 ? JSONValue.null : pick(shapes).map(F.ref) ?? .null
+        switch random.next() % 3 {
+        case 0:
+            let uuid = newUUID()
+            addedThisSet.insert(uuid)
+            return [
+                F.add(uuid, "Shape", ["x": number()]),
+                F.change(root, "Canvas", ["shapes": ["insert": [F.ref(uuid)], "before": anchor]]),
+            ]
+        case 1:
+            guard let removed = pick(shapes), !addedThisSet.contains(removed) else { return [] }
+            return [F.change(root, "Canvas", ["shapes": ["remove": [F.ref(removed)]]])]
+        default:
+            guard let moved = pick(shapes) else { return [] }
+            return [F.change(root, "Canvas", ["shapes": ["insert": [F.ref(moved)], "before": anchor]])]
+        }
     }
 
     private mutating func rename() -> [SyncFragment] {
