@@ -10,6 +10,7 @@ import httpx
 ETAG = re.compile(r'^"([0-9]+)"$')
 LOWER_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 SHAPE_DEFAULTS = {"width": 100, "height": 100, "color": None, "label": "", "kind": "rect"}
+MERGE_PATCH = "application/merge-patch+json"
 
 
 def new_uuid() -> str:
@@ -142,6 +143,23 @@ class Api:
         fragments = [add(u, "Shape", **props) for u in uuids]
         fragments.append(change(root, "Canvas", shapes=shapes + uuids))
         return uuids, self.apply(name, fragments)
+
+    def get_object(self, name: str, uuid: str, depth=None,
+                   headers: dict | None = None) -> httpx.Response:
+        """`GET /v1/scopes/{name}/objects/{uuid}`, with `?depth=` when given (any value, so that
+        tests can send bad ones)."""
+        params = {"depth": depth} if depth is not None else None
+        return self.http.get(f"/v1/scopes/{name}/objects/{uuid}", params=params, headers=headers)
+
+    def patch_object(self, name: str, uuid: str, patch, content_type: str | None = MERGE_PATCH,
+                     headers: dict | None = None) -> httpx.Response:
+        """`PATCH /v1/scopes/{name}/objects/{uuid}`: `patch` is JSON-encoded unless it is bytes."""
+        all_headers = dict(headers or {})
+        if content_type is not None:
+            all_headers["Content-Type"] = content_type
+        body = patch if isinstance(patch, bytes) else json.dumps(patch).encode()
+        return self.http.patch(f"/v1/scopes/{name}/objects/{uuid}", content=body,
+                               headers=all_headers)
 
 
 def dumps(value) -> bytes:
