@@ -35,7 +35,13 @@ extension ScopeEngine {
             publish(
                 ScopeEvent(kind: .changeset, version: version, payload: record.payload), state: state, of: handle,
                 runtime: &runtime)
-            if runtime.tip.version <= version { runtime.tip = state }
+            // The store's head is now a version we did not write: appends built on it carry no
+            // parent token (nothing to check); ours staged on the older state fail at the store.
+            runtime.committedToken = 0
+            if runtime.tip.version <= version {
+                runtime.tip = state
+                runtime.tipToken = 0
+            }
             return .applied
         }
     }

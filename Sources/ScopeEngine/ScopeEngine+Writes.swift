@@ -120,7 +120,7 @@ extension ScopeEngine {
                 return translation.map { .mergePatchRejected($0.errors(for: replies)) } ?? .changeSetRejected(replies)
             case .accepted(let applied):
                 let payload = ChangeSetPayload(applied, idempotencyKey: idempotency?.key)
-                runtime.tip = applied.state
+                let lineage = runtime.stage(applied.state)
                 let record = idempotency?.record(
                     status: 200, response: payload.acceptedResponse(fragmentCount: fragmentCount))
                 let appendStarted = ContinuousClock.now
@@ -128,11 +128,11 @@ extension ScopeEngine {
                 store.append(
                     AppendRequest(
                         scope: handle.name, version: Int64(payload.version), payload: payload.bytes,
-                        idempotency: record)
+                        idempotency: record, parentToken: lineage.parent, token: lineage.token)
                 ) { [self] result in
                     configuration.observer?.didCommit(after: ContinuousClock.now - appendStarted)
                     didCommit(
-                        payload, state: applied.state, of: handle, result: result,
+                        payload, state: applied.state, token: lineage.token, of: handle, result: result,
                         answer: record?.response ?? payload.acceptedResponse(fragmentCount: fragmentCount),
                         completion: completion)
                 }
@@ -149,13 +149,15 @@ extension ScopeEngine {
 
     /// Runs on the store's commit thread, in version order per scope.
     private func didCommit(
-        _ payload: ChangeSetPayload, state: ScopeState, of handle: ScopeHandle, result: Result<Void, StoreError>,
+        _ payload: ChangeSetPayload, state: ScopeState, token: UInt64, of handle: ScopeHandle,
+        result: Result<Void, StoreError>,
         answer: @autoclosure () -> [UInt8], completion: @escaping @Sendable (SubmitOutcome) -> Void
     ) {
         switch result {
         case .success:
             let committedAt = ContinuousClock.now
             handle.runtime.withLock { runtime in
+                runtime.didCommit(token: token)
                 publish(payload.event, state: state, of: handle, runtime: &runtime)
             }
             configuration.observer?.didFanOut(after: ContinuousClock.now - committedAt)
@@ -164,9 +166,9 @@ extension ScopeEngine {
                 writeSnapshot(state, of: handle)
             }
         case .failure(let error):
-            // Later staged versions were built on this one; the store refuses them too (version
-            // conflict), and each rolls the staged state back to the durable one.
-            handle.runtime.withLock { $0.tip = $0.committed }
+            // Versions staged on this one leave with it (the store refuses them too: their parent
+            // token is not its head); one staged since on the durable state stays.
+            handle.runtime.withLock { $0.didFail(token: token) }
             completion(.rejected(storeFailure(error)))
         }
     }

@@ -27,6 +27,54 @@ public final class ScopeHandle: Sendable {
         var deleted = false
         /// Idempotency keys whose first request is being decided or made durable.
         var idempotencyInFlight: Set<String> = []
+        /// Versions handed to the store and not yet durable, in staging order.
+        var staged: [StagedVersion] = []
+        /// The lineage token of `tip` and of `committed` (0: none known, the store checks nothing).
+        var tipToken: UInt64 = 0
+        var committedToken: UInt64 = 0
+
+        /// A staged version: its token, the token of the state it was built on, and its state.
+        struct StagedVersion: Sendable {
+            var token: UInt64
+            var parent: UInt64
+            var state: ScopeState
+        }
+
+        /// Stages `state` on the tip; returns its append's lineage (parent, token).
+        mutating func stage(_ state: ScopeState) -> (parent: UInt64, token: UInt64) {
+            let token = UInt64.random(in: 1...(UInt64.max >> 1))
+            let parent = tipToken
+            staged.append(StagedVersion(token: token, parent: parent, state: state))
+            tip = state
+            tipToken = token
+            return (parent, token)
+        }
+
+        /// The append of `token` is durable: it leaves the staged versions.
+        mutating func didCommit(token: UInt64) {
+            staged.removeAll { $0.token == token }
+            committedToken = token
+        }
+
+        /// The append of `token` failed: it and every version staged on it (directly or not)
+        /// leave, and the tip falls back to the newest version still standing — a version staged
+        /// after the failure on the durable state stays.
+        mutating func didFail(token: UInt64) {
+            guard staged.contains(where: { $0.token == token }) else { return }
+            var failed: Set<UInt64> = [token]
+            staged.removeAll { version in
+                guard failed.contains(version.token) || failed.contains(version.parent) else { return false }
+                failed.insert(version.token)
+                return true
+            }
+            if let newest = staged.last {
+                tip = newest.state
+                tipToken = newest.token
+            } else {
+                tip = committed
+                tipToken = committedToken
+            }
+        }
 
         /// The encoded committed state, encoded at most once per version.
         mutating func encodedState(name: String) -> EncodedState {

@@ -168,12 +168,24 @@ public struct AppendRequest: Sendable, Hashable {
     public var payload: [UInt8]
     /// Stored with the change set; its ``IdempotencyRecord/version`` is set to ``version``.
     public var idempotency: IdempotencyRecord?
+    /// The lineage of a pipelined writer: ``token`` names this version, ``parentToken`` the version
+    /// it was built on. A writer that appends version v+1 before v is durable sets both; when v's
+    /// append fails, or another writer's v got there first, the store refuses v+1 with
+    /// ``StoreError/staleBase(scope:version:)`` instead of logging it on a version it was not built
+    /// on. 0 means none: the version number alone is checked.
+    public var parentToken: UInt64
+    public var token: UInt64
 
-    public init(scope: String, version: Int64, payload: [UInt8], idempotency: IdempotencyRecord? = nil) {
+    public init(
+        scope: String, version: Int64, payload: [UInt8], idempotency: IdempotencyRecord? = nil,
+        parentToken: UInt64 = 0, token: UInt64 = 0
+    ) {
         self.scope = scope
         self.version = version
         self.payload = payload
         self.idempotency = idempotency
+        self.parentToken = parentToken
+        self.token = token
     }
 }
 

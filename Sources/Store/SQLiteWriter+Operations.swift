@@ -11,10 +11,14 @@ extension SQLiteWriter {
         return (statement.int64(0), statement.int64(1))
     }
 
-    func append(_ request: AppendRequest) throws(StoreError) {
+    /// Logs one version; returns the scope's row id.
+    func append(_ request: AppendRequest) throws(StoreError) -> Int64 {
         guard let scope = try liveScope(request.scope) else { throw .scopeMissing(request.scope) }
         guard request.version == scope.version + 1 else {
             throw .versionConflict(scope: request.scope, expected: scope.version + 1, attempted: request.version)
+        }
+        if request.parentToken != 0, let head = head(of: scope.id), head != 0, head != request.parentToken {
+            throw .staleBase(scope: request.scope, version: request.version)
         }
         try connection.statement("INSERT INTO changes(scope_id, version, payload) VALUES(?1, ?2, ?3)")
             .bind(scope.id, request.version, request.payload).run()
@@ -24,6 +28,7 @@ extension SQLiteWriter {
             try insertIdempotency(scopeID: scope.id, scopeName: request.scope, record)
         }
         if request.version % configuration.retentionCheckInterval == 0 { retentionDue.insert(scope.id) }
+        return scope.id
     }
 
     func recordRejection(scope name: String, _ record: IdempotencyRecord) throws(StoreError) {
@@ -81,6 +86,8 @@ extension SQLiteWriter {
         }
         try connection.statement("INSERT INTO snapshots(scope_id, version, payload) VALUES(?1, ?2, ?3)")
             .bind(scopeID, version, snapshot).run()
+        // A new life of the name: no lineage is known for it yet.
+        batchHeads[scopeID] = 0
         return version
     }
 

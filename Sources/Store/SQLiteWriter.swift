@@ -12,6 +12,13 @@ final class SQLiteWriter {
     /// Scopes whose log may have grown past the retention bound (ids; a hint, pruned in small chunks).
     var retentionDue: Set<Int64> = []
     private var lastExpiryMilliseconds: Int64 = 0
+    /// The lineage token of each scope's latest logged version (``AppendRequest/token``), by scope
+    /// id, as committed; `batchHeads` holds what the open transaction changed. Kept in memory: a
+    /// pipeline never outlives the process, so after a restart nothing is known and nothing checked.
+    private var heads: [Int64: UInt64] = [:]
+    var batchHeads: [Int64: UInt64] = [:]
+    /// Names untokened versions: no parent token ever matches it.
+    private var untokenedHeads: UInt64 = 1 << 63
 
     init(path: String, configuration: SQLiteStore.Configuration, logger: Logger) throws(StoreError) {
         self.connection = try SQLiteConnection(path: path)
@@ -52,11 +59,14 @@ final class SQLiteWriter {
             try connection.statement("COMMIT").run()
         } catch {
             if connection.inTransaction { try? connection.execute("ROLLBACK") }
+            batchHeads.removeAll(keepingCapacity: true)
             logger.error("store commit failed", metadata: ["error": "\(error)", "operations": "\(batch.count)"])
             counted(false)
             for finish in finishers { finish(error) }
             return
         }
+        heads.merge(batchHeads) { _, new in new }
+        batchHeads.removeAll(keepingCapacity: true)
         counted(true)
         for finish in finishers { finish(nil) }
         if connection.walFrameCount >= configuration.checkpointFrames { checkpoint(mode: "PASSIVE") }
@@ -95,7 +105,16 @@ final class SQLiteWriter {
     private func perform(_ operation: WriteOperation) -> (StoreError?) -> Void {
         switch operation {
         case .append(let request, let completion):
-            return finisher(inSavepoint { () throws(StoreError) in try append(request) }, completion)
+            let result = inSavepoint { () throws(StoreError) in try append(request) }
+            if case .success(let scopeID) = result {
+                if request.token != 0 {
+                    batchHeads[scopeID] = request.token
+                } else {
+                    untokenedHeads += 1
+                    batchHeads[scopeID] = untokenedHeads
+                }
+            }
+            return finisher(result.map { _ in () }, completion)
         case .recordRejection(let scope, let record, let completion):
             return finisher(
                 inSavepoint { () throws(StoreError) in try recordRejection(scope: scope, record) }, completion)
@@ -115,6 +134,11 @@ final class SQLiteWriter {
             return finisher(
                 inSavepoint { () throws(StoreError) in try expireIdempotencyRecords(limit: Int.max) }, completion)
         }
+    }
+
+    /// The lineage token of a scope's latest logged version, as this transaction sees it (0: unknown).
+    func head(of scopeID: Int64) -> UInt64? {
+        batchHeads[scopeID] ?? heads[scopeID]
     }
 
     /// What to do once the transaction's fate is known: a failed COMMIT fails even operations that ran.

@@ -13,6 +13,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// An append's version is not the scope's version + 1: another writer got there first, or the caller's
     /// state is stale. Nothing was written.
     case versionConflict(scope: String, expected: Int64, attempted: Int64)
+    /// A pipelined append built on a version the log does not hold (the earlier append failed, or
+    /// another writer's version took its place); see ``AppendRequest/parentToken``. Nothing was written.
+    case staleBase(scope: String, version: Int64)
     /// `createScope` for a name that is live.
     case scopeExists(String)
     /// The scope does not exist or was deleted.
@@ -34,6 +37,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .corrupt(let path, let message): "store at \(path) is corrupt: \(message)"
         case .versionConflict(let scope, let expected, let attempted):
             "version conflict on scope '\(scope)': next version is \(expected), append tried \(attempted)"
+        case .staleBase(let scope, let version):
+            "version \(version) of scope '\(scope)' was built on a version the log does not hold; nothing was written"
         case .scopeExists(let name): "scope '\(name)' already exists"
         case .scopeMissing(let name): "scope '\(name)' does not exist"
         case .historyTruncated(let scope, let after, let oldest):

@@ -170,27 +170,18 @@ struct CommitOutcomeTests {
 
         #expect(Self.isConflict(outcomes[0], expected: 3, attempted: 2))
         // Version 3 was built on the failed version 2: it must not be logged nor become the state.
-        withKnownIssue(
-            """
-            ScopeEngine+Writes.swift didCommit: a later staged append is refused only by version number; \
-            when another writer advanced the store it is logged on top of the other writer's version
-            """
-        ) {
-            #expect(outcomes[1]?.version == nil)
-            #expect(!handle.committedState.contains(first))
-            let logged = try fixture.store.changes(scope: "canvas-1", after: 1, limit: 10)
-            #expect(logged.records.map(\.version) == [2])
-        }
+        #expect(outcomes[1]?.version == nil)
+        #expect(!handle.committedState.contains(first))
+        let logged = try fixture.store.changes(scope: "canvas-1", after: 1, limit: 10)
+        #expect(logged.records.map(\.version) == [2])
         // Whatever the store holds must load again: a restart replays the log through the model.
         fixture.close()
         let restarted = try EngineFixture(directory: fixture.directory)
         defer { restarted.close() }
-        await withKnownIssue("the log holds version 3 built on a version 2 it does not hold") {
-            try await restarted.engine.recover()
-            let reloaded = try #require(restarted.engine.handle(named: "canvas-1"))
-            #expect(reloaded.version == 2)
-            #expect(reloaded.committedState.contains(externalShape))
-        }
+        try await restarted.engine.recover()
+        let reloaded = try #require(restarted.engine.handle(named: "canvas-1"))
+        #expect(reloaded.version == 2)
+        #expect(reloaded.committedState.contains(externalShape))
     }
 
     @Test("resubmitting right after a failed append never logs a version on top of one it was not built on")
@@ -242,24 +233,15 @@ struct CommitOutcomeTests {
 
         // Every accepted shape is in the state and no refused one is; a restart loads the same state.
         let state = handle.committedState
-        withKnownIssue(
-            """
-            ScopeEngine+Writes.swift didCommit: a failure resets the staged state to the committed one even when \
-            newer change sets were staged on it since; a version staged on a refused one is then logged
-            """
-        ) {
-            for (index, shape) in shapes.enumerated() {
-                #expect(state.contains(shape) == (outcomes[index]?.version != nil), "shape \(index)")
-            }
+        for (index, shape) in shapes.enumerated() {
+            #expect(state.contains(shape) == (outcomes[index]?.version != nil), "shape \(index)")
         }
         fixture.close()
         let restarted = try EngineFixture(directory: fixture.directory)
         defer { restarted.close() }
-        await withKnownIssue("the log holds a version built on a refused one") {
-            try await restarted.engine.recover()
-            let reloaded = try #require(restarted.engine.handle(named: "canvas-1"))
-            #expect(reloaded.encodedState().json == handle.encodedState().json)
-        }
+        try await restarted.engine.recover()
+        let reloaded = try #require(restarted.engine.handle(named: "canvas-1"))
+        #expect(reloaded.encodedState().json == handle.encodedState().json)
     }
 
     @Test("an idempotency key replays its first outcome; another body under the key is refused")
