@@ -26,7 +26,8 @@ WHOLE_API = ["--exclude-operation-id", "streamEvents",
              # test_gateway_operations.py compares the served document with openapi.yaml.
              "--exclude-operation-id", "openapi"]
 EXISTING_SCOPE = ["--include-operation-id", "getScope", "--include-operation-id", "postChangeSet",
-                  "--include-operation-id", "getChangeSets", "--include-operation-id", "getObject"]
+                  "--include-operation-id", "getChangeSets", "--include-operation-id", "getObject",
+                  "--include-operation-id", "patchObject"]
 
 
 def seed_scopes(server) -> None:
