@@ -17,6 +17,9 @@ protocol AnyPropertySlot: AnyObject {
     var referencedObjects: [ModelObject] { get }
     var referencedModelType: ModelObject.Type? { get }
     var modelValue: JetstreamModel.Value { get }
+    /// The model value of a value of the slot's type (an original value kept for a revert); nil
+    /// when `value` has another type.
+    func modelValue(of value: Any) -> JetstreamModel.Value?
     var defaultModelValue: JetstreamModel.Value { get }
     var propertyType: PropertyType { get }
     var isNullable: Bool { get }
@@ -52,6 +55,7 @@ final class PropertySlot<Value: PropertyValue>: AnyPropertySlot {
     var referencedObjects: [ModelObject] { value.referencedObjects }
     var referencedModelType: ModelObject.Type? { Value.referencedModelType }
     var modelValue: JetstreamModel.Value { value.modelValue }
+    func modelValue(of value: Any) -> JetstreamModel.Value? { (value as? Value)?.modelValue }
     var defaultModelValue: JetstreamModel.Value { defaultValue.modelValue }
     var propertyType: PropertyType { Value.propertyType }
     var isNullable: Bool { Value.isNullable }

@@ -16,8 +16,9 @@ struct SplitMix64: RandomNumberGenerator {
     }
 }
 
-/// Random edits of a graph of test models (references, collections, shared children, cycles,
-/// detach, values), applied to a pool of objects of which some are in the scope.
+/// Random edits of a graph of test models (references, collections with appends, inserts, moves
+/// and removals, shared children, cycles, detach, values, a primitive collection), applied to a
+/// pool of objects of which some are in the scope.
 struct RandomEditor {
     var random: SplitMix64
     let pool: [TestModel]
@@ -33,7 +34,7 @@ struct RandomEditor {
 
     mutating func edit() {
         let target = pick()
-        switch random.next() % 8 {
+        switch random.next() % 11 {
         case 0: target.childModel = maybePick()
         case 1: target.childModel2 = maybePick()
         case 2: target.array.append(pick())
@@ -41,6 +42,18 @@ struct RandomEditor {
         case 4: target.array2 = (0..<Int(random.next() % 3)).map { _ in pick() }
         case 5: if target.parents.count > 0 { target.detach() }
         case 6: target.integer = Int(random.next() % 100)
+        case 7: target.array.insert(pick(), at: Int(random.next() % UInt64(target.array.count + 1)))
+        case 8:
+            // A move within the collection (recorded as an insert before the next element).
+            guard target.array.count > 1 else { return }
+            let moved = target.array.remove(at: Int(random.next() % UInt64(target.array.count)))
+            target.array.insert(moved, at: Int(random.next() % UInt64(target.array.count + 1)))
+        case 9:
+            if random.next() % 2 == 0 || target.tags.isEmpty {
+                target.tags.insert("t\(random.next() % 8)", at: Int(random.next() % UInt64(target.tags.count + 1)))
+            } else {
+                target.tags.remove(at: Int(random.next() % UInt64(target.tags.count)))
+            }
         default: target.string = random.next() % 3 == 0 ? nil : "s\(random.next() % 10)"
         }
     }
