@@ -3,9 +3,10 @@ import Foundation
 import JetstreamModel
 
 // Model-core benchmark. Run: swift run -c release ModelBench [--quick] [--json]
-// --quick uses smaller scopes (for a smoke run in debug builds); --only apply|state|json runs one
+// --quick uses smaller scopes (for a smoke run in debug builds); --only apply|ops|state|json runs one
 // section (for profiling); --json prints one JSON object on stdout instead of the Markdown tables
-// (apply p50/p99/mean per scope size, the state steps, the JSON coder rates).
+// (apply p50/p99/mean per scope size, collection operations against whole arrays, the state steps,
+// the JSON coder rates).
 
 let quick = CommandLine.arguments.contains("--quick")
 let asJSON = CommandLine.arguments.contains("--json")
@@ -14,11 +15,13 @@ func say(_ line: String) { if !asJSON { print(line) } }
 var applyRows: [JSONValue] = []
 var stateSteps = JSONObject()
 var coderRows: [JSONValue] = []
+var operationRows: [JSONValue] = []
 func jsonNumber(_ value: Double, _ digits: Int = 3) -> JSONValue {
     .number(JSONNumber(Double(Measure.format(value, digits))!))
 }
 @MainActor func printJSON() {
     var document: JSONObject = ["benchmark": "ModelBench", "quick": .bool(quick), "apply": .array(applyRows)]
+    if !operationRows.isEmpty { document["ops"] = .array(operationRows) }
     if !stateSteps.isEmpty { document["state"] = .object(stateSteps) }
     if !coderRows.isEmpty { document["json"] = .array(coderRows) }
     print(String(decoding: JSONValue.object(document).encoded(), as: UTF8.self))
@@ -97,6 +100,30 @@ for size in sizes where runs("apply") || size == stateSize {
                 Measure.format(Measure.percentile(parseApplyTimes, 0.5)),
             ], widths: applyWidths))
     if objectCount >= stateSize / 2 && objectCount <= stateSize * 2 { stateForExport = scope.state }
+}
+
+if runs("ops") {
+    say("\n## one insert / remove in the middle of a long [Shape] collection: operations vs the whole array\n")
+    let widths = [9, 7, 12, 11, 19, 19, 19]
+    say(
+        Measure.row(
+            [
+                "elements", "edit", "sent as", "body bytes", "parse+apply p50 µs", "parse+apply p99 µs",
+                "encode event p50",
+            ],
+            widths: widths))
+    for elements in quick ? [1_000, 10_000] : [10_000, 100_000] {
+        let rounds = quick ? 20 : elements >= 100_000 ? 200 : 1_000
+        for row in CollectionOperationBench.run(elements: elements, rounds: rounds) {
+            operationRows.append(row.jsonValue)
+            say(
+                Measure.row(
+                    [
+                        "\(row.elements)", row.edit, row.body, "\(row.bodyBytes)", Measure.format(row.parseApplyP50),
+                        Measure.format(row.parseApplyP99), Measure.format(row.encodeP50),
+                    ], widths: widths))
+        }
+    }
 }
 
 guard let state = stateForExport else { fatalError("no scope of about \(stateSize) objects") }
