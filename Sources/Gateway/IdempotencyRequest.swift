@@ -29,7 +29,10 @@ enum IdempotencyRequest {
                 .badRequest,
                 detail: "Idempotency-Key must be 1 to \(maxKeyLength) visible ASCII characters (a UUID is a good key)")
         }
-        return IdempotencyKey(key: text, subject: subject, body: request.body)
+        // A key is bound to its request: for a PATCH the target object is part of it, so the
+        // same key and body sent to another object is a reused key, not a replay.
+        let target = request.method == .patch ? "PATCH \(request.path)" : nil
+        return IdempotencyKey(key: text, subject: subject, target: target, body: request.body)
     }
 
     /// The stored outcome answered again, marked `Idempotent-Replayed: true`.

@@ -256,6 +256,13 @@ private struct Translator {
         }
         if let earlier = added[uuid] {
             patch(nested, of: uuid, modelClass: earlier, isNew: false, at: path, isTarget: false)
+            if let named = nested["clsName"], named != .string(earlier.name) {
+                errors.append(
+                    MergePatchError(
+                        path: path + "/clsName", kind: .classMismatch,
+                        message: "\(uuid.wireString) is added above as a \(earlier.name), not \(named.encodedString())")
+                )
+            }
             return .string(uuid.wireString)
         }
         let className: String

@@ -24,6 +24,7 @@ extension ScopeState {
         guard depth > 0 else { return objectJSON(uuid) }
         guard var top = objectJSON(uuid)?.object, let object = object(uuid) else { return nil }
         var expander = Expander(state: self, maxBytes: maxBytes, budget: maxBytes - top.encodedString().utf8.count)
+        guard expander.budget >= 0 else { throw .tooLarge(maxBytes: maxBytes) }
         expander.path.insert(uuid)
         let properties = try expander.properties(of: object, depth: depth)
         top = JSONObject(top.map { $0.key == "properties" ? .init(key: "properties", value: .object(properties)) : $0 })

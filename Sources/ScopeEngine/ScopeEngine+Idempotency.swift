@@ -9,7 +9,7 @@ import Synchronization
 /// else's outcome). The client's key is echoed as `idempotencyKey` in the accepted answer and in
 /// the `changeset` event, so a writer recognises its own change set in the stream.
 ///
-/// The digest is the exact request body, tagged `raw:` — not a hash. It exists to tell a true
+/// The digest is the exact request body (after the target, when there is one), tagged `raw:` — not a hash. It exists to tell a true
 /// retry from a key reused for another request; comparing the bytes themselves makes that exact
 /// (no collision can be crafted) and needs no cryptography dependency. The price is storage: up
 /// to the body limit per key for the idempotency TTL.
@@ -27,10 +27,13 @@ public struct IdempotencyKey: Sendable {
     public let subject: String?
     public let digest: [UInt8]
 
-    public init(key: String, subject: String? = nil, body: [UInt8]) {
+    /// `target` names what the request applies to when the body alone does not (a merge patch's
+    /// method and path): it is part of the digest, so the same key and body sent elsewhere is a
+    /// reused key, never a replay of another request's outcome.
+    public init(key: String, subject: String? = nil, target: String? = nil, body: [UInt8]) {
         self.key = key
         self.subject = subject
-        self.digest = Self.digestTag + body
+        self.digest = Self.digestTag + (target.map { Array("\($0)\n".utf8) } ?? []) + body
     }
 
     /// The key under which the outcome is stored: `subject key` for a subject's key (a key is

@@ -288,3 +288,14 @@ def test_jwks_file(start_server, tmp_path):
         stranger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         forged = jwt.encode(claims, stranger, algorithm="RS256", headers={"kid": "rsa-1"})
         assert_problem(api.http.get(f"/v1/scopes/{name}", headers=bearer(forged)), 401, "unauthorized")
+
+
+def test_short_hs256_secret_is_a_clear_start_error(jetstream_bin, tmp_path):
+    # JWTKit asserts (and would crash a debug build) on an HMAC key shorter than its hash.
+    secret = tmp_path / "short-secret"
+    secret.write_text("twenty-nine-bytes-of-a-secret")
+    result = subprocess.run([str(jetstream_bin), "serve", "--port", "0", "--data-dir", str(tmp_path / "d"),
+                             "--jwt-secret-file", str(secret)], capture_output=True, timeout=120)
+    assert result.returncode != 0
+    assert b"at least 32 bytes" in result.stderr
+    assert b"has 29" in result.stderr

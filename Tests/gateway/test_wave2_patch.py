@@ -423,6 +423,17 @@ def test_idempotency_key_replays_a_rejected_patch(api):
     assert again.json() == first.json()
 
 
+def test_the_same_key_and_body_on_another_object_is_a_reused_key_not_a_replay(api):
+    name, _, (first_shape, second_shape) = canvas_with_shapes(api, 2)
+    key = {"Idempotency-Key": new_uuid()}
+    first = api.patch_object(name, first_shape, {"y": 21}, headers=key)
+    assert first.status_code == 200, first.text
+    other = api.patch_object(name, second_shape, {"y": 21}, headers=key)
+    assert_problem(other, 422, "idempotency-key-reused")
+    assert objects_of(api.state(name))[second_shape]["properties"]["y"] != 21
+    assert api.state(name)["version"] == first.json()["version"]
+
+
 def test_a_key_used_by_a_post_cannot_be_reused_by_a_different_patch(api):
     name, root, _ = canvas_with_shapes(api, 1)
     key = {"Idempotency-Key": new_uuid()}

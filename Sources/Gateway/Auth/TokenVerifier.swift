@@ -48,9 +48,10 @@ public final class TokenVerifier: Sendable {
         self.configuration = configuration
         let keys = JWTKeyCollection()
         for (index, secret) in configuration.hmacSecrets.enumerated() {
-            guard secret.count >= 16 else {
+            guard secret.count >= 32 else {
                 throw ConfigurationError(
-                    "an HS256 secret must be at least 16 bytes (secret \(index + 1) has \(secret.count))")
+                    "an HS256 secret must be at least 32 bytes, the size of its hash (secret \(index + 1) has \(secret.count))"
+                )
             }
             await keys.add(
                 hmac: HMACKey(from: secret), digestAlgorithm: .sha256, kid: JWKIdentifier(string: "hs256-\(index)"))
