@@ -1,3 +1,5 @@
+import JetstreamJSON
+
 /// A model class of a schema: a name, an optional superclass and its properties.
 ///
 /// Objects store their values in the order of ``properties`` (inherited ones first), so a
@@ -81,5 +83,18 @@ public final class ModelClass: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(name)
         hasher.combine(superclassName)
         hasher.combine(ownProperties)
+    }
+}
+
+extension ModelClass {
+    /// This class's schema entry: `extends` when it has a superclass, then the properties it
+    /// declares, in the long form and declaration order.
+    public var jsonValue: JSONValue {
+        var properties = JSONObject()
+        if let superclassName { properties.appendUnchecked(key: "extends", value: .string(superclassName)) }
+        for property in ownProperties {
+            properties.appendUnchecked(key: property.name, value: property.jsonValue)
+        }
+        return .object(properties)
     }
 }

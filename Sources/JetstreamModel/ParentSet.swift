@@ -124,3 +124,21 @@ struct ParentSet: Sendable, Hashable {
         hasher.combine(distinctCount)
     }
 }
+
+/// One incoming reference: the object `parent` refers to the owner through its property at
+/// `propertyIndex`.
+struct ParentRef: Sendable, Hashable {
+    let parent: UUID
+    let propertyIndex: Int
+}
+
+/// An incoming reference to an object: `uuid`'s property `key` refers to it.
+public struct ParentReference: Sendable, Hashable {
+    public let uuid: UUID
+    public let key: String
+
+    public init(uuid: UUID, key: String) {
+        self.uuid = uuid
+        self.key = key
+    }
+}

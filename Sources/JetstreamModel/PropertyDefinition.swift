@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One typed property of a model class.
 ///
 /// ```swift
@@ -27,5 +29,65 @@ public struct PropertyDefinition: Sendable, Hashable {
         self.hasExplicitDefault = defaultValue != nil
         self.defaultValue = defaultValue ?? (isNullable ? .null : Value.zero(of: type))
         self.constraints = constraints
+    }
+}
+
+/// Optional constraints on a property. `min`/`max` apply to numbers, `maxLength`/`pattern` to
+/// strings, `maxCount` to collections; on a collection, the scalar constraints apply to each element.
+///
+/// ```swift
+/// PropertyConstraints(min: 0, maxLength: nil)
+/// ```
+public struct PropertyConstraints: Sendable, Hashable {
+    public var min: Double?
+    public var max: Double?
+    /// Longest string, in Unicode scalars.
+    public var maxLength: Int?
+    /// A regular expression the whole string must match.
+    public var pattern: String? {
+        didSet { compiledPattern = pattern.flatMap(CompiledPattern.init) }
+    }
+    public var maxCount: Int?
+    private(set) var compiledPattern: CompiledPattern?
+
+    public init(
+        min: Double? = nil, max: Double? = nil, maxLength: Int? = nil, pattern: String? = nil, maxCount: Int? = nil
+    ) {
+        self.min = min
+        self.max = max
+        self.maxLength = maxLength
+        self.pattern = pattern
+        self.maxCount = maxCount
+        self.compiledPattern = pattern.flatMap(CompiledPattern.init)
+    }
+
+    public var isEmpty: Bool { min == nil && max == nil && maxLength == nil && pattern == nil && maxCount == nil }
+
+    public static func == (lhs: PropertyConstraints, rhs: PropertyConstraints) -> Bool {
+        lhs.min == rhs.min && lhs.max == rhs.max && lhs.maxLength == rhs.maxLength && lhs.pattern == rhs.pattern
+            && lhs.maxCount == rhs.maxCount
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(min)
+        hasher.combine(max)
+        hasher.combine(maxLength)
+        hasher.combine(pattern)
+        hasher.combine(maxCount)
+    }
+}
+
+/// A compiled `pattern`. `Regex<AnyRegexOutput>` is not Sendable (it may lower its program lazily),
+/// so matches from several threads take a lock; patterns are rare and matches short.
+final class CompiledPattern: Sendable {
+    private let regex: Mutex<Regex<AnyRegexOutput>>
+
+    init?(_ pattern: String) {
+        guard let regex = try? Regex(pattern) else { return nil }
+        self.regex = Mutex(regex)
+    }
+
+    func matchesWhole(_ string: String) -> Bool {
+        regex.withLock { regex in (try? regex.wholeMatch(in: string)) != nil }
     }
 }

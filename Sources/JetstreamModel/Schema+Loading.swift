@@ -114,3 +114,52 @@ extension Schema {
         return try Schema(classes: classes, scopes: rules)
     }
 }
+
+/// What is wrong with a schema, naming the file, the class and the property where it applies.
+///
+/// ```swift
+/// // models.yaml: class Shape, property width: min must be a number, got a string
+/// ```
+public struct SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var file: String?
+    public var className: String?
+    public var property: String?
+    public var message: String
+
+    public init(file: String? = nil, className: String? = nil, property: String? = nil, message: String) {
+        self.file = file
+        self.className = className
+        self.property = property
+        self.message = message
+    }
+
+    public var description: String {
+        var location: [String] = []
+        if let className { location.append("class \(className)") }
+        if let property { location.append("property \(property)") }
+        let place = location.joined(separator: ", ")
+        let prefix = [file, place.isEmpty ? nil : place].compactMap { $0 }.joined(separator: ": ")
+        return prefix.isEmpty ? message : "\(prefix): \(message)"
+    }
+
+    func inFile(_ file: String?) -> SchemaError {
+        var copy = self
+        copy.file = copy.file ?? file
+        return copy
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        String(self.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    }
+
+    /// Letters, digits and `_`, not starting with a digit.
+    var isIdentifier: Bool {
+        guard let first = utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return false }
+        return utf8.allSatisfy {
+            ($0 | 0x20) >= UInt8(ascii: "a") && ($0 | 0x20) <= UInt8(ascii: "z")
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "_")
+        }
+    }
+}

@@ -88,3 +88,38 @@ public struct ScopeState: Sendable, Hashable {
         return outcome
     }
 }
+
+extension ScopeState {
+    /// Writes `{"name","version","rootUUID","fragments":[…]}` (the same bytes as
+    /// `stateJSON(name:).encoded()`) without building the intermediate tree.
+    public func writeState(name: String, to writer: inout JSONWriter) {
+        writer.writeRaw(#"{"name":"#)
+        writer.write(string: name)
+        writer.writeRaw(#","version":"#)
+        writer.writeRaw(String(version))
+        writer.writeRaw(#","rootUUID":""#)
+        writer.writeRaw(rootUUID.wireString)
+        writer.writeRaw(#"","fragments":["#)
+        var first = true
+        walkPreOrder { object in
+            if !first { writer.writeRaw(",") }
+            first = false
+            object.writeFragment(isRoot: object.uuid == rootUUID, to: &writer)
+        }
+        writer.writeRaw("]}")
+    }
+}
+
+extension ScopeState {
+    /// The same objects at another version number — for a store that assigns versions (a scope
+    /// re-created after deletion continues numbering after its tombstone).
+    ///
+    /// ```swift
+    /// let state = try ScopeState.create(rootClass: canvas, schema: schema).withVersion(43)
+    /// ```
+    public func withVersion(_ version: Int) -> ScopeState {
+        var copy = self
+        copy.version = version
+        return copy
+    }
+}

@@ -83,3 +83,55 @@ public struct BenchTarget: Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// What every `jetstream bench` mode shares: where to send the load and how to bound it.
+public struct BenchSettings: Sendable {
+    public var target: BenchTarget
+    /// Client loops (threads) carrying subscribers or connections.
+    public var threads: Int
+    public var sources: SourceAddresses
+    /// A hard bound on the whole run, set-up included.
+    public var timeoutSeconds: Double
+    /// Receives a one-line status about once a second (stderr in the CLI).
+    public var progress: @Sendable (String) -> Void
+
+    public init(
+        target: BenchTarget, threads: Int, sources: SourceAddresses, timeoutSeconds: Double,
+        progress: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.target = target
+        self.threads = max(1, threads)
+        self.sources = sources
+        self.timeoutSeconds = timeoutSeconds
+        self.progress = progress
+    }
+
+    /// The absolute CLOCK_MONOTONIC deadline of a run starting now.
+    func deadline(from start: UInt64) -> UInt64 {
+        start + UInt64(max(0, timeoutSeconds) * 1e9)
+    }
+}
+
+/// Local addresses client sockets bind to, round-robin: 127.0.0.1 … 127.0.0.N. Spreading
+/// connections over several loopback sources multiplies the ephemeral ports available and keeps a
+/// per-address limit on the server (streams per client) from counting them all as one client.
+public struct SourceAddresses: Sendable {
+    public let count: Int
+
+    /// `count` 0 or 1 means "let the kernel choose".
+    public init(count: Int) {
+        self.count = max(1, min(count, 254))
+    }
+
+    /// The source for connection number `index`, or nil to let the kernel choose.
+    public func address(for index: Int) -> in_addr? {
+        guard count > 1 else { return nil }
+        let host = UInt32(127 << 24) | UInt32(1 + index % count)
+        return in_addr(s_addr: host.bigEndian)
+    }
+
+    /// The dotted form of ``address(for:)``, for messages.
+    public func name(for index: Int) -> String {
+        count > 1 ? "127.0.0.\(1 + index % count)" : "any"
+    }
+}
