@@ -121,6 +121,13 @@ public final class ScopeEngine: Sendable {
         do {
             version = try await store.deleteScope(named: name)
         } catch {
+            // The store still holds the scope: so does the engine again, live for reads, writes
+            // and its subscribers (unless a new scope took the name meanwhile, which the store
+            // would have refused).
+            handle.runtime.withLock { $0.deleted = false }
+            scopes.withLock { scopes in
+                if scopes[name] == nil { scopes[name] = handle }
+            }
             throw storeFailure(error)
         }
         handle.runtime.withLock { _ in

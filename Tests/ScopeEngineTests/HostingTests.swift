@@ -1,9 +1,9 @@
 import Foundation
 import JetstreamModel
-import Store
 import Testing
 
 @testable import ScopeEngine
+@testable import Store
 
 /// Hosting a scope loaded from the store while it is live (`adopt`), and leaving a scope's stream
 /// (`unsubscribe`).
@@ -58,6 +58,34 @@ struct HostingTests {
             return error.scope == "canvas-9" && error.version == 0 && error.message.contains("not JSON")
         }
         #expect(fixture.engine.handle(named: "canvas-9") == nil)
+    }
+
+    @Test("a delete the store refuses leaves the scope live: reads, writes and subscribers go on")
+    func failedDeleteKeepsTheScope() async throws {
+        let fixture = try EngineFixture()
+        defer {
+            fixture.close()
+            fixture.removeFiles()
+        }
+        let handle = try await fixture.createCanvas()
+        #expect(await fixture.addShapes(1, to: handle) == [1])
+        let recorder = fixture.subscribe(to: handle, from: .after(1))
+        let connection = try SQLiteConnection(path: fixture.storePath)
+        try connection.execute(
+            """
+            CREATE TRIGGER refuse_delete BEFORE UPDATE OF deleted ON scopes WHEN NEW.deleted = 1
+            BEGIN SELECT RAISE(ABORT, 'injected failure'); END
+            """)
+        await #expect(throws: ScopeError.self) { try await fixture.engine.delete(name: "canvas-1") }
+        #expect(try fixture.engine.existingHandle("canvas-1") === handle)
+        #expect(await fixture.submit(EngineFixture.addShape(UUID(), x: 2, to: handle), to: handle).version == 2)
+        #expect(await recorder.waitFor(count: 1))
+        #expect(!recorder.ended)
+
+        try connection.execute("DROP TRIGGER refuse_delete")
+        try await fixture.engine.delete(name: "canvas-1")
+        #expect(throws: ScopeError.self) { try fixture.engine.existingHandle("canvas-1") }
+        #expect(await recorder.waitForEnd())
     }
 
     @Test("unsubscribe ends the subscriber and it gets no later events")
