@@ -8,7 +8,7 @@ public final class ClientConnection: ConnectionHandler {
     unowned let loop: ClientLoop
     let delegate: any ClientConnectionDelegate
     var parser = HTTPResponseParser()
-    private var connection: Connection?
+    var connection: Connection?
     /// Why the connection ended, when the server or the network ended it.
     private var closeReason: String?
     public private(set) var isConnected = false

@@ -90,7 +90,8 @@ public final class ClientLoop: @unchecked Sendable {
         do {
             let endpoint = IPv4Endpoint(address: target.address, port: target.port)
             connecting += 1
-            try eventLoop.connect(to: endpoint, from: sources.address(for: tag), handler: client)
+            // Kept at once, so bytes sent and a close asked for while connecting take effect.
+            client.connection = try eventLoop.connect(to: endpoint, from: sources.address(for: tag), handler: client)
         } catch {
             connecting -= 1
             client.didFailToOpen(error.description)

@@ -36,12 +36,10 @@ extension ScopeEngine {
                 ScopeEvent(kind: .changeset, version: version, payload: record.payload), state: state, of: handle,
                 runtime: &runtime)
             // The store's head is now a version we did not write: appends built on it carry no
-            // parent token (nothing to check); ours staged on the older state fail at the store.
+            // parent token (nothing to check); ours staged on the older state fail at the store
+            // and are no base for new ones.
             runtime.committedToken = 0
-            if runtime.tip.version <= version {
-                runtime.tip = state
-                runtime.tipToken = 0
-            }
+            runtime.supersedeStaged(upTo: version)
             return .applied
         }
     }

@@ -118,8 +118,14 @@ public final class ScopeEngine: Sendable {
             if scopes[name] === handle { scopes[name] = nil }
         }
         let version: Int64
-        do {
+        do throws(StoreError) {
             version = try await store.deleteScope(named: name)
+        } catch .scopeMissing {
+            // Deleted by another writer of the store meanwhile: gone here too.
+            handle.runtime.withLock { runtime in
+                _ = handle.subscribers.endAll(with: .deleted(name: name, version: runtime.committed.version))
+            }
+            throw .scopeNotFound(name)
         } catch {
             // The store still holds the scope: so does the engine again, live for reads, writes
             // and its subscribers (unless a new scope took the name meanwhile, which the store

@@ -56,6 +56,26 @@ public final class ScopeHandle: Sendable {
             committedToken = token
         }
 
+        /// A version committed elsewhere took the slots up to `version`: the staged versions at or
+        /// below it, and every version staged on them, can no longer be logged (the store refuses
+        /// them) and leave now; the tip falls back to the newest version still standing, or to
+        /// `committed`.
+        mutating func supersedeStaged(upTo version: Int) {
+            var superseded: Set<UInt64> = []
+            staged.removeAll { staged in
+                guard staged.state.version <= version || superseded.contains(staged.parent) else { return false }
+                superseded.insert(staged.token)
+                return true
+            }
+            if let newest = staged.last {
+                tip = newest.state
+                tipToken = newest.token
+            } else {
+                tip = committed
+                tipToken = committedToken
+            }
+        }
+
         /// The append of `token` failed: it and every version staged on it (directly or not)
         /// leave, and the tip falls back to the newest version still standing — a version staged
         /// after the failure on the durable state stays.

@@ -172,7 +172,8 @@ public struct AppendRequest: Sendable, Hashable {
     /// it was built on. A writer that appends version v+1 before v is durable sets both; when v's
     /// append fails, or another writer's v got there first, the store refuses v+1 with
     /// ``StoreError/staleBase(scope:version:)`` instead of logging it on a version it was not built
-    /// on. 0 means none: the version number alone is checked.
+    /// on. 0 means none: the version number alone is checked. A parent token the store does not
+    /// know as the scope's head (say, after a restart) is refused too.
     public var parentToken: UInt64
     public var token: UInt64
 

@@ -17,7 +17,9 @@ extension SQLiteWriter {
         guard request.version == scope.version + 1 else {
             throw .versionConflict(scope: request.scope, expected: scope.version + 1, attempted: request.version)
         }
-        if request.parentToken != 0, let head = head(of: scope.id), head != 0, head != request.parentToken {
+        // A parent token is only ever given by the writer that logged the parent in this
+        // process, so an unknown head (after a restart, after another writer's version) is stale.
+        if request.parentToken != 0, head(of: scope.id) != request.parentToken {
             throw .staleBase(scope: request.scope, version: request.version)
         }
         try connection.statement("INSERT INTO changes(scope_id, version, payload) VALUES(?1, ?2, ?3)")

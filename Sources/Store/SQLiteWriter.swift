@@ -14,7 +14,8 @@ final class SQLiteWriter {
     private var lastExpiryMilliseconds: Int64 = 0
     /// The lineage token of each scope's latest logged version (``AppendRequest/token``), by scope
     /// id, as committed; `batchHeads` holds what the open transaction changed. Kept in memory: a
-    /// pipeline never outlives the process, so after a restart nothing is known and nothing checked.
+    /// pipeline never outlives the process, so after a restart no head is known and only appends
+    /// without a parent token (the first after recovery) are accepted.
     private var heads: [Int64: UInt64] = [:]
     var batchHeads: [Int64: UInt64] = [:]
     /// Names untokened versions: no parent token ever matches it.
@@ -136,7 +137,8 @@ final class SQLiteWriter {
         }
     }
 
-    /// The lineage token of a scope's latest logged version, as this transaction sees it (0: unknown).
+    /// The lineage token of a scope's latest logged version, as this transaction sees it (nil or
+    /// 0: unknown).
     func head(of scopeID: Int64) -> UInt64? {
         batchHeads[scopeID] ?? heads[scopeID]
     }

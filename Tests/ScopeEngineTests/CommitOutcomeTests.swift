@@ -143,6 +143,54 @@ struct CommitOutcomeTests {
         #expect(recorder.received == [.init(kind: .changeset, version: 2), .init(kind: .changeset, version: 3)])
     }
 
+    @Test("a version committed elsewhere supersedes the staged ones it replaces; the next write builds on it")
+    func committedElsewhereSupersedesStaged() async throws {
+        let fixture = try EngineFixture()
+        defer {
+            fixture.close()
+            fixture.removeFiles()
+        }
+        let handle = try await fixture.createCanvas()
+        #expect(await fixture.addShapes(1, to: handle) == [1])
+
+        // The store takes another writer's version 2 first; this engine stages C (2) and D (3, on C).
+        fixture.store.pauseCommits()
+        let externalShape = UUID()
+        let external = try Self.committedElsewhere(adding: externalShape, to: handle.committedState)
+        fixture.store.append(AppendRequest(scope: "canvas-1", version: 2, payload: external.payload)) { _ in }
+        #expect(await waitUntil { fixture.store.pendingOperationCount == 1 })
+        let outcomes = Outcomes()
+        let (shapeC, shapeD, shapeE) = (UUID(), UUID(), UUID())
+        Self.stage(shapeC, on: handle, fixture, outcomes, 0)
+        Self.stage(shapeD, on: handle, fixture, outcomes, 1)
+        #expect(handle.runtime.withLock { $0.tip.version } == 3)
+
+        // The other writer's version arrives: C and D can no longer be logged, so E builds on it.
+        #expect(try fixture.engine.acceptCommitted(external, to: handle) == .applied)
+        #expect(handle.runtime.withLock { $0.tip.version } == 2)
+        Self.stage(shapeE, on: handle, fixture, outcomes, 2)
+        #expect(await waitUntil { fixture.store.pendingOperationCount == 4 })
+        fixture.store.resumeCommits()
+        #expect(await outcomes.waitFor(count: 3))
+
+        #expect(Self.isConflict(outcomes[0], expected: 3, attempted: 2))
+        #expect(Self.isStoreFailure(outcomes[1]) { $0 == .staleBase(scope: "canvas-1", version: 3) })
+        #expect(outcomes[2]?.version == 3)
+        let state = handle.committedState
+        #expect(state.version == 3)
+        #expect(state.contains(externalShape) && state.contains(shapeE))
+        #expect(!state.contains(shapeC) && !state.contains(shapeD))
+        let logged = try fixture.store.changes(scope: "canvas-1", after: 1, limit: 10)
+        #expect(logged.records.map(\.version) == [2, 3])
+
+        fixture.close()
+        let restarted = try EngineFixture(directory: fixture.directory)
+        defer { restarted.close() }
+        try await restarted.engine.recover()
+        let reloaded = try #require(restarted.engine.handle(named: "canvas-1"))
+        #expect(reloaded.encodedState().json == handle.encodedState().json)
+    }
+
     @Test("a change set staged on a failed one is not logged when another writer's version filled the gap")
     func stagedOnFailedIsNotLogged() async throws {
         let fixture = try EngineFixture()

@@ -35,6 +35,22 @@ import Testing
         }
     }
 
+    @Test func afterARestartNoHeadIsKnownSoOnlyAnAppendWithoutParentIsLogged() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/store.sqlite"
+            var store = try SQLiteStore(path: path)
+            _ = try await store.createScope(descriptor("s"), snapshot: [])
+            #expect(await append(store, 1, parent: 0, token: 21) == nil)
+            store.close()
+            store = try SQLiteStore(path: path)
+            defer { store.close() }
+            // A parent token names a version this process logged; after a restart none is known.
+            #expect(await append(store, 2, parent: 21, token: 22) == .staleBase(scope: "s", version: 2))
+            #expect(await append(store, 2, parent: 0, token: 22) == nil)
+            #expect(await append(store, 3, parent: 22, token: 23) == nil)
+        }
+    }
+
     @Test func aFailedAppendDoesNotBecomeTheHeadWithinOneBatch() async throws {
         try await withStore { store, path in
             _ = try await store.createScope(descriptor("s"), snapshot: [])
