@@ -103,6 +103,14 @@ extension ScopeState {
         rootUUID: UUID = UUID(), rootClass: ModelClass, properties: JSONObject = JSONObject(), schema: Schema,
         limits: Limits = Limits()
     ) throws(FragmentError) -> ScopeState {
+        // A new root gives whole values, as an `add` does: operations have nothing to apply to.
+        for member in properties {
+            if case .object = member.value, rootClass.property(named: member.key)?.type.isCollection == true {
+                throw FragmentError(
+                    .typeMismatch, "a new scope's root gives a collection as an array, not as operations",
+                    property: member.key)
+            }
+        }
         let empty = ScopeState(rootUUID: rootUUID, rootClass: rootClass, version: -1)
         let fragment = SyncFragment(type: .change, uuid: rootUUID, clsName: rootClass.name, properties: properties)
         switch empty.applying([fragment], schema: schema, limits: limits) {

@@ -266,6 +266,20 @@ struct CollectionOperationApplyTests {
         #expect(scalar?.property == "name")
     }
 
+    @Test("a new scope's root gives collections whole: operations are type-mismatch there too")
+    func notAllowedInANewRoot() throws {
+        let board = try #require(O.schema.modelClass(named: "Board"))
+        do {
+            _ = try ScopeState.create(rootClass: board, properties: ["words": ["insert": ["a"]]], schema: O.schema)
+            Issue.record("operations in a new root were accepted")
+        } catch {
+            #expect(error.kind == .typeMismatch)
+            #expect(error.property == "words")
+        }
+        let whole = try ScopeState.create(rootClass: board, properties: ["words": ["a"]], schema: O.schema)
+        #expect(whole.root["words"] == .list([.string("a")]))
+    }
+
     @Test("a client applying the normalised fragments reaches the server's state")
     func normalisedFragmentsReplay() throws {
         let server = try O.board(items: 3, ["words": ["a", "b"]])

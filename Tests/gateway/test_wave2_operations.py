@@ -449,3 +449,13 @@ def test_max_count_applies_to_the_result(types_api, item):
     assert item_tags(types_api, name, uuid) == ["b", "c", "a"]
     types_api.apply(name, [change(uuid, "Item", tags=ops(remove=["b"], insert=["d"], before="c"))])
     assert item_tags(types_api, name, uuid) == ["d", "c", "a"]
+
+
+def test_a_new_scope_root_gives_collections_whole_not_as_operations(api):
+    # Like an `add`: there is nothing yet for operations to apply to.
+    name = f"canvas-{new_uuid()[:8]}"
+    refused = api.create(name, {"clsName": "Canvas", "properties": {"shapes": {"insert": []}}})
+    [reply] = assert_rejected(refused, ["type-mismatch"])
+    assert reply["error"]["property"] == "shapes"
+    assert api.http.get(f"/v1/scopes/{name}").status_code == 404
+    assert api.create(name, {"clsName": "Canvas", "properties": {"shapes": []}}).status_code == 201
