@@ -47,6 +47,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var errorResponse: @Sendable (HTTPResponse.Status, String) -> HTTPServerResponse
     /// Called once per answered request, on the loop thread (an access log).
     public var accessLog: (@Sendable (AccessLogEntry) -> Void)?
+    /// Query parameters whose values never reach ``AccessLogEntry/target`` (credentials sent in
+    /// the URL, such as an EventSource client's `?access_token=`): logged as `REDACTED`.
+    public var redactedQueryParameters: Set<String> = ["access_token"]
     /// Adds or changes header fields of every response, streamed or not, just before it is
     /// encoded (for example CORS headers that depend on the request's `Origin`).
     ///
@@ -91,6 +94,8 @@ public struct HTTPServerConfiguration: Sendable {
 /// ```
 public struct AccessLogEntry: Sendable {
     public var method: String
+    /// The request target, with the values of credential query parameters replaced by
+    /// `REDACTED` (``HTTPServerConfiguration/redactedQueryParameters``).
     public var target: String
     /// The pattern of the route that answered (`/v1/scopes/{name}/events`), nil when none matched.
     public var route: String?
@@ -109,4 +114,29 @@ public struct AccessLogEntry: Sendable {
     /// name the real client (the server trusts neither; the application decides whom to believe).
     public var forwardedFor: String? = nil
     public var forwarded: String? = nil
+}
+
+extension AccessLogEntry {
+    /// `target` with the value of every query parameter named in `parameters` replaced by
+    /// `REDACTED`, so a token in the URL never reaches a log. Names compare after percent-decoding,
+    /// so `access%5Ftoken=` is caught too; the rest of the target is kept byte for byte.
+    ///
+    /// ```swift
+    /// AccessLogEntry.redact(target: "/events?access_token=eyJ…&x=1", parameters: ["access_token"])
+    /// // "/events?access_token=REDACTED&x=1"
+    /// ```
+    public static func redact(target: String, parameters: Set<String>) -> String {
+        guard !parameters.isEmpty, let question = target.firstIndex(of: "?") else { return target }
+        let query = target[target.index(after: question)...]
+        var changed = false
+        let pairs = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> Substring in
+            let name = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            let decoded = PercentDecoding.decode(String(name), plusAsSpace: true)
+            guard parameters.contains(decoded) else { return pair }
+            changed = true
+            return Substring(name + "=REDACTED")
+        }
+        guard changed else { return target }
+        return String(target[...question]) + pairs.joined(separator: "&")
+    }
 }

@@ -43,7 +43,8 @@ final class ServerCore: Sendable {
         if let accessLog = configuration.accessLog {
             let started = ContinuousClock.now
             let method = request.method.rawValue
-            let target = request.target
+            let target = AccessLogEntry.redact(
+                target: request.target, parameters: configuration.redactedQueryParameters)
             let version = request.version
             let remoteAddress = connection.remoteAddress
             let forwardedFor = request.headerFields[Self.xForwardedFor]

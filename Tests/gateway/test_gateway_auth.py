@@ -299,3 +299,15 @@ def test_short_hs256_secret_is_a_clear_start_error(jetstream_bin, tmp_path):
     assert result.returncode != 0
     assert b"at least 32 bytes" in result.stderr
     assert b"has 29" in result.stderr
+
+
+def test_a_token_in_the_query_never_reaches_the_access_log(hs_server, hs):
+    name = scope_name()
+    secret_token = token()
+    assert create(hs, name, secret_token).status_code == 201
+    signature = secret_token.rsplit(".", 1)[1]
+    answer = hs.http.get(f"/v1/scopes/{name}", params={"access_token": secret_token})
+    assert answer.status_code == 200
+    log = hs_server.log_path.read_text()
+    assert f"/v1/scopes/{name}?access_token=REDACTED" in log, log[-2000:]
+    assert signature not in log
