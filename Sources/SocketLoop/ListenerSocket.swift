@@ -6,8 +6,26 @@ import Glibc
 enum ListenerSocket {
     static let backlog: Int32 = 4096
 
+    /// Refuses a port another process listens on. `SO_REUSEPORT` lets every socket of the same
+    /// user join a port, so without this a second server would start silently and the kernel would
+    /// split clients between the two: a probe bound *without* it fails with `EADDRINUSE` while any
+    /// listener holds the port (our own loops then share it through `SO_REUSEPORT`).
+    static func checkUnused(host: String, port: Int) throws(SocketError) {
+        guard port != 0 else { return }
+        do throws(SocketError) {
+            let probe = try makeTCP(host: host, port: port, reusePort: false, listens: false)
+            CLinuxIO.close(probe.descriptor)
+        } catch  where error.code == EADDRINUSE {
+            throw SocketError(
+                operation: "listen on \(ListenAddress.tcp(host: host, port: port)) (another process listens there)",
+                code: EADDRINUSE)
+        }
+    }
+
     /// Binds and listens on `host:port`; returns the descriptor and the port actually bound.
-    static func makeTCP(host: String, port: Int) throws(SocketError) -> (descriptor: Int32, port: Int) {
+    static func makeTCP(
+        host: String, port: Int, reusePort: Bool = true, listens: Bool = true
+    ) throws(SocketError) -> (descriptor: Int32, port: Int) {
         let literal = host == "localhost" ? "127.0.0.1" : host
         let isIPv6 = literal.contains(":")
         let family = isIPv6 ? AF_INET6 : AF_INET
@@ -15,7 +33,7 @@ enum ListenerSocket {
         guard descriptor >= 0 else { throw SocketError.lastError("socket") }
         do throws(SocketError) {
             try setOption(descriptor, SOL_SOCKET, SO_REUSEADDR, 1)
-            try setOption(descriptor, SOL_SOCKET, SO_REUSEPORT, 1)
+            if reusePort { try setOption(descriptor, SOL_SOCKET, SO_REUSEPORT, 1) }
             let described = ListenAddress.tcp(host: host, port: port).description
             if isIPv6 {
                 // `::` serves IPv4 too (dual stack); a specific IPv6 address only itself.
@@ -46,7 +64,9 @@ enum ListenerSocket {
                 }
                 guard result == 0 else { throw SocketError.lastError("bind \(described)") }
             }
-            guard listen(descriptor, backlog) == 0 else { throw SocketError.lastError("listen \(described)") }
+            guard !listens || listen(descriptor, backlog) == 0 else {
+                throw SocketError.lastError("listen \(described)")
+            }
             return (descriptor, try boundPort(descriptor))
         } catch {
             CLinuxIO.close(descriptor)

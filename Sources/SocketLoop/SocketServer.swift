@@ -68,6 +68,7 @@ public final class SocketServer: Sendable {
             for address in configuration.addresses {
                 switch address {
                 case .tcp(let host, let port):
+                    try ListenerSocket.checkUnused(host: host, port: port)
                     var resolvedPort = port
                     for index in 0..<count {
                         let (descriptor, bound) = try ListenerSocket.makeTCP(host: host, port: resolvedPort)

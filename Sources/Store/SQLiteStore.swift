@@ -22,6 +22,8 @@ public final class SQLiteStore: ChangeLogStore {
     private let queue = CommitQueue()
     private let commitThread: CommitThread
     let readers: ReaderPool
+    /// Held while open: one process per store file.
+    private let lock: StoreLock
 
     /// Opens (creating if needed) the store at `path`; SQLite replays a WAL left by a crash on open.
     public init(
@@ -31,6 +33,7 @@ public final class SQLiteStore: ChangeLogStore {
         self.path = path
         self.configuration = try configuration.validated()
         self.logger = logger
+        lock = try StoreLock(storePath: path)
         commitThread = try CommitThread(path: path, configuration: configuration, queue: queue, logger: logger)
         do throws(StoreError) {
             readers = try ReaderPool(path: path, count: configuration.readerConnections)
@@ -48,6 +51,7 @@ public final class SQLiteStore: ChangeLogStore {
         queue.close()
         commitThread.join()
         readers.close()
+        lock.release()
     }
 
     /// Counters of the commit thread (transactions, operations, largest batch).

@@ -179,6 +179,28 @@ final class EchoHandler: ConnectionHandler {
         #expect(error?.description.contains("not-an-ip") == true)
     }
 
+    @Test func aPortAnotherServerListensOnIsRefusedNotShared() async throws {
+        let first = try makeServer()
+        defer { first.stop() }
+        let port = try #require(first.boundPorts.first)
+        // Both would set SO_REUSEPORT; the kernel would split clients between them.
+        let second = SocketServer(
+            configuration: SocketServerConfiguration(addresses: [.tcp(host: "127.0.0.1", port: port)], loopCount: 2),
+            logger: logger, makeHandler: { _ in EchoHandler() })
+        let error = #expect(throws: SocketError.self) { try second.start() }
+        #expect(error?.code == EADDRINUSE)
+        #expect(error?.description.contains("another process listens there") == true)
+        // Once the first is gone the port is free again, and several loops still share it.
+        first.stop()
+        let third = SocketServer(
+            configuration: SocketServerConfiguration(addresses: [.tcp(host: "127.0.0.1", port: port)], loopCount: 2),
+            logger: logger, makeHandler: { _ in EchoHandler() })
+        try third.start()
+        defer { third.stop() }
+        #expect(third.boundPorts == [port])
+        #expect(third.loops.count == 2)
+    }
+
     @Test func loopInstantArithmetic() {
         let start = LoopInstant(nanoseconds: 1_000)
         #expect(start.advanced(by: .seconds(2)).nanoseconds == 2_000_001_000)

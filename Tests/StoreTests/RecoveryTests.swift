@@ -94,6 +94,24 @@ import Testing
         }
     }
 
+    @Test func aSecondStoreOnTheSameFileIsRefusedUntilTheFirstCloses() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/store.sqlite"
+            let first = try SQLiteStore(path: path)
+            #expect {
+                try SQLiteStore(path: path)
+            } throws: { error in
+                guard case .openFailed(let named, let message) = error as? StoreError else { return false }
+                return named == path && message.contains("pid \(getpid())") && message.contains("one gateway")
+            }
+            _ = try await first.createScope(descriptor("kept"), snapshot: [])
+            first.close()
+            let second = try SQLiteStore(path: path)
+            defer { second.close() }
+            #expect(try second.scope(named: "kept") != nil)
+        }
+    }
+
     @Test func openFailuresNameThePath() async throws {
         try await withTemporaryDirectory { directory in
             let missing = directory + "/no/such/dir/store.sqlite"

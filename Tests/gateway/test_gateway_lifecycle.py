@@ -20,3 +20,24 @@ def test_the_server_prints_one_listening_line_and_exits_0_on_sigterm(start_serve
     assert Api(server.url).http.get("/healthz").status_code == 200
     assert server.stop() == 0
     assert bytes(server.extra_stdout) == b"", "stdout holds more than the listening line"
+
+
+def test_a_second_server_on_the_same_data_directory_or_port_refuses_to_start(start_server, jetstream_bin, tmp_path):
+    import subprocess
+    first = start_server()
+    # Same data directory, another port: it would serve stale state beside the first.
+    same_dir = subprocess.run([str(jetstream_bin), "serve", "--port", "0", "--data-dir", str(first.data_dir)],
+                              capture_output=True, timeout=120)
+    assert same_dir.returncode != 0
+    assert b"has this store open" in same_dir.stderr and b"one gateway per data directory" in same_dir.stderr
+    # Same port, another data directory: SO_REUSEPORT would let the kernel split clients between them.
+    same_port = subprocess.run([str(jetstream_bin), "serve", "--port", str(first.port),
+                                "--data-dir", str(tmp_path / "other")], capture_output=True, timeout=120)
+    assert same_port.returncode != 0
+    assert b"another process listens there" in same_port.stderr
+    # The first one is untouched.
+    api = Api(first.url)
+    try:
+        assert api.http.get("/readyz").status_code == 200
+    finally:
+        api.close()
