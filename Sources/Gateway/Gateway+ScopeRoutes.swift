@@ -42,6 +42,16 @@ extension Gateway {
                     throw Problem(
                         .badRequest, detail: #"the body must be {"root":{"clsName":…,"uuid"?:…,"properties"?:{…}}}"#)
                 }
+                // A typo ("propeties") must not create a scope without what it meant to send.
+                if let unknown = body.keys.first(where: { $0 != "root" }) {
+                    throw Problem(
+                        .badRequest, detail: "unknown member '\(unknown.prefix(64))': the body has only 'root'")
+                }
+                if let unknown = root.keys.first(where: { !["clsName", "uuid", "properties"].contains($0) }) {
+                    throw Problem(
+                        .badRequest,
+                        detail: "unknown member 'root.\(unknown.prefix(64))': a root has clsName, uuid and properties")
+                }
                 guard let clsName = root["clsName"]?.string else {
                     throw Problem(.badRequest, detail: "root.clsName must be a string naming the root's class")
                 }

@@ -107,6 +107,9 @@ def test_create_with_an_invalid_scope_name_is_400(api, name):
     (b'{"rooot":{"clsName":"Canvas"}}', "application/json", 400, "bad-request"),
     (b'{"root":"Canvas"}', "application/json", 400, "bad-request"),
     (b'[{"root":{"clsName":"Canvas"}}]', "application/json", 400, "bad-request"),
+    # Typos are refused, not ignored: a scope without what the writer meant to send is worse.
+    (b'{"root":{"clsName":"Canvas","propeties":{"name":"x"}}}', "application/json", 400, "bad-request"),
+    (b'{"root":{"clsName":"Canvas"},"extra":1}', "application/json", 400, "bad-request"),
 ])
 def test_create_with_a_bad_body_is_rejected_and_creates_nothing(api, body, content_type, status,
                                                                  kind):
