@@ -87,13 +87,14 @@ extension PropertyDefinition {
         case .float, .double, .date:
             guard case .number(let number) = json else { throw mismatch("a number") }
             let double = number.doubleValue
-            guard double.isFinite else {
+            // Overflow and underflow alike: a number must not silently become infinite or 0.
+            guard double.isFinite, double != 0 || Self.isZeroLiteral(number.text) else {
                 throw FragmentError(.outOfRange, "\(number) does not fit a \(type.name)", property: property)
             }
             try checkBounds(double, text: number.text, property: property)
             if case .float = type {
                 let float = Float(number.text) ?? .infinity
-                guard float.isFinite else {
+                guard float.isFinite, float != 0 || Self.isZeroLiteral(number.text) else {
                     throw FragmentError(.outOfRange, "\(number) does not fit a Float", property: property)
                 }
                 return .float(float)
@@ -203,5 +204,20 @@ extension PropertyDefinition {
         if let max = constraints.max, value > max {
             throw FragmentError(.outOfRange, "\(text) is above max \(max)", property: property)
         }
+    }
+}
+
+extension PropertyDefinition {
+    /// Whether a number literal is zero itself (`0`, `-0.00e5`), not a non-zero value too small
+    /// for the type.
+    static func isZeroLiteral(_ text: String) -> Bool {
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "e"), UInt8(ascii: "E"): return true
+            case UInt8(ascii: "1")...UInt8(ascii: "9"): return false
+            default: continue
+            }
+        }
+        return true
     }
 }

@@ -1,3 +1,4 @@
+import Glibc
 import Logging
 
 /// The embedded ``ChangeLogStore``: one SQLite file in WAL mode with `synchronous=FULL`.
@@ -34,6 +35,13 @@ public final class SQLiteStore: ChangeLogStore {
         self.configuration = try configuration.validated()
         self.logger = logger
         lock = try StoreLock(storePath: path)
+        // A missing file is a new store; an empty one is not (a truncated copy, a failed restore):
+        // SQLite would quietly begin an empty store in it.
+        var status = stat()
+        if stat(path, &status) == 0, status.st_size == 0 {
+            throw .corrupt(
+                path: path, message: "the file is empty (0 bytes), not a store: restore it, or remove it to start anew")
+        }
         commitThread = try CommitThread(path: path, configuration: configuration, queue: queue, logger: logger)
         do throws(StoreError) {
             readers = try ReaderPool(path: path, count: configuration.readerConnections)

@@ -58,6 +58,13 @@ struct ValueValidationTests {
         #expect(try check(.double, 0.1).get() == .double(0.1))
         #expect(kind(check(.float, .number(JSONNumber(text: "1e39")!))) == .outOfRange)
         #expect(kind(check(.double, .number(JSONNumber(text: "1e400")!))) == .outOfRange)
+        // Underflow is refused like overflow: a non-zero number must not silently become 0.
+        #expect(kind(check(.double, .number(JSONNumber(text: "1e-400")!))) == .outOfRange)
+        #expect(kind(check(.double, .number(JSONNumber(text: "-2.5E-999")!))) == .outOfRange)
+        #expect(kind(check(.float, .number(JSONNumber(text: "1e-50")!))) == .outOfRange)
+        #expect(try check(.double, .number(JSONNumber(text: "0.000e-400")!)).get() == .double(0))
+        #expect(try check(.float, .number(JSONNumber(text: "-0.0")!)).get() == .float(-0.0))
+        #expect(try check(.double, .number(JSONNumber(text: "5e-324")!)).get() == .double(5e-324))
         #expect(kind(check(.double, "1.5")) == .typeMismatch)
         #expect(try check(.date, 1_700_000_000.25).get() == .double(1_700_000_000.25))
     }

@@ -130,6 +130,17 @@ import Testing
                 guard case .corrupt(let path, _) = error as? StoreError else { return false }
                 return path == garbage
             }
+
+            // An empty file is not a new store: SQLite would quietly start an empty one in it.
+            let empty = directory + "/empty.sqlite"
+            FileManager.default.createFile(atPath: empty, contents: Data())
+            #expect {
+                try SQLiteStore(path: empty)
+            } throws: { error in
+                guard case .corrupt(let path, let message) = error as? StoreError else { return false }
+                return path == empty && message.contains("empty")
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: empty)).isEmpty)
         }
     }
 

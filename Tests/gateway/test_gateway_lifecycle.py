@@ -41,3 +41,15 @@ def test_a_second_server_on_the_same_data_directory_or_port_refuses_to_start(sta
         assert api.http.get("/readyz").status_code == 200
     finally:
         api.close()
+
+
+def test_an_empty_store_file_is_refused_like_a_corrupt_one(jetstream_bin, tmp_path):
+    import subprocess
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "jetstream.sqlite").write_bytes(b"")
+    result = subprocess.run([str(jetstream_bin), "serve", "--port", "0", "--data-dir", str(data)],
+                            capture_output=True, timeout=120)
+    assert result.returncode != 0
+    assert b"is corrupt" in result.stderr and b"empty (0 bytes)" in result.stderr
+    assert (data / "jetstream.sqlite").read_bytes() == b""

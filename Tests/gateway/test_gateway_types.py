@@ -89,6 +89,19 @@ def test_float_and_double_take_finite_numbers_in_range(types_api, board):
     assert_rejected(types_api.post(name, [change(item, "Item", d="1.5")]), ["type-mismatch"])
 
 
+def test_a_number_too_small_for_its_type_is_out_of_range_not_zero(types_api, board):
+    import json
+    name, _, item = board
+    before = types_api.state(name)
+    for prop, literal in (("d", "1e-400"), ("f", "1e-50"), ("d", "-2.5E-999")):
+        body = json.dumps({"fragments": [change(item, "Item", **{prop: 12345})]}).replace("12345", literal)
+        [reply] = assert_rejected(types_api.post_raw(name, body.encode()), ["out-of-range"])
+        assert reply["error"]["property"] == prop
+    assert types_api.state(name) == before
+    body = json.dumps({"fragments": [change(item, "Item", d=12345)]}).replace("12345", "0.0e-400")
+    assert types_api.post_raw(name, body.encode()).status_code == 200
+
+
 def test_min_and_max_apply_to_doubles_and_integers(types_api, board):
     name, _, item = board
     types_api.apply(name, [change(item, "Item", score=10, percent=100)])
