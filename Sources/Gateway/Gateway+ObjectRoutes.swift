@@ -74,18 +74,13 @@ extension Gateway {
 
     /// The JSON of a merge patch: `application/merge-patch+json` (RFC 7396) or `application/json`.
     static func mergePatchBody(_ request: HTTPServerRequest) throws(Problem) -> JSONValue {
-        let contentType = request.headerFields[.contentType] ?? ""
-        let mediaType = contentType.split(separator: ";").first.map { String($0).trimmingSpaces.lowercased() } ?? ""
-        guard mediaType == "application/merge-patch+json" || mediaType == "application/json" else {
+        guard ["application/merge-patch+json", "application/json"].contains(mediaType(of: request)) else {
+            let contentType = request.headerFields[.contentType] ?? ""
             throw Problem(
                 .unsupportedMediaType,
                 detail: (contentType.isEmpty ? "no Content-Type" : "Content-Type \(contentType) is not supported")
                     + ": send the patch as application/merge-patch+json (or application/json)")
         }
-        do {
-            return try JSONParser.parse(request.body)
-        } catch {
-            throw Problem(.invalidJSON, detail: "the body is not valid JSON: \(error)")
-        }
+        return try jsonBody(request)
     }
 }

@@ -115,22 +115,31 @@ public struct Gateway: Sendable {
     /// The request body as a JSON object, or the problem a client needs to fix it.
     static func jsonObjectBody(_ request: HTTPServerRequest) throws(Problem) -> JSONObject {
         try requireJSONContentType(request)
-        let value: JSONValue
-        do {
-            value = try JSONParser.parse(request.body)
-        } catch {
-            throw Problem(.invalidJSON, detail: "the body is not valid JSON: \(error)")
-        }
+        let value = try jsonBody(request)
         guard let object = value.object else {
             throw Problem(.badRequest, detail: "the body must be a JSON object, not \(value.typeDescription)")
         }
         return object
     }
 
+    /// The request body parsed as JSON (any value), or `400 invalid-json`.
+    static func jsonBody(_ request: HTTPServerRequest) throws(Problem) -> JSONValue {
+        do {
+            return try JSONParser.parse(request.body)
+        } catch {
+            throw Problem(.invalidJSON, detail: "the body is not valid JSON: \(error)")
+        }
+    }
+
+    /// The `Content-Type` without parameters, lowercased (`""` when absent).
+    static func mediaType(of request: HTTPServerRequest) -> String {
+        let contentType = request.headerFields[.contentType] ?? ""
+        return contentType.split(separator: ";").first.map { String($0).trimmingSpaces.lowercased() } ?? ""
+    }
+
     static func requireJSONContentType(_ request: HTTPServerRequest) throws(Problem) {
         let contentType = request.headerFields[.contentType] ?? ""
-        let mediaType = contentType.split(separator: ";").first.map { String($0).trimmingSpaces.lowercased() } ?? ""
-        guard mediaType == "application/json" else {
+        guard mediaType(of: request) == "application/json" else {
             throw Problem(
                 .unsupportedMediaType,
                 detail: contentType.isEmpty

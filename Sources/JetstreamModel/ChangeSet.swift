@@ -79,9 +79,16 @@ extension AppliedChangeSet {
     /// applied.writeEvent(to: &writer)
     /// let data = writer.bytes
     /// ```
-    public func writeEvent(to writer: inout JSONWriter) {
+    ///
+    /// - Parameter idempotencyKey: the writer's key, written as `"idempotencyKey"` right after the
+    ///   version (change-set identity); nil writes none.
+    public func writeEvent(to writer: inout JSONWriter, idempotencyKey: String? = nil) {
         writer.writeRaw(#"{"version":"#)
         writer.writeRaw(String(state.version))
+        if let idempotencyKey {
+            writer.writeRaw(#","idempotencyKey":"#)
+            writer.write(string: idempotencyKey)
+        }
         writer.writeRaw(#","fragments":["#)
         for (index, fragment) in fragments.enumerated() {
             if index > 0 { writer.writeRaw(",") }

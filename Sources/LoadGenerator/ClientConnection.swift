@@ -44,7 +44,7 @@ public final class ClientConnection: ConnectionHandler {
     public func connectionDidOpen(_ connection: Connection) {
         self.connection = connection
         isConnected = true
-        loop.connectionDidEstablish()
+        loop.connectAttemptEnded()
         delegate.connectionDidConnect(self)
     }
 
@@ -74,7 +74,7 @@ public final class ClientConnection: ConnectionHandler {
     public func connectionDidClose(_ connection: Connection) {
         guard !isClosed else { return }
         isClosed = true
-        if !isConnected { loop.connectionDidCloseWhileConnecting() }
+        if !isConnected { loop.connectAttemptEnded() }
         let reason = connection.failure.map { "\($0)" } ?? closeReason
         delegate.connectionDidClose(self, error: reason)
     }

@@ -63,12 +63,8 @@ public final class ClientLoop: @unchecked Sendable {
         pendingConnects.removeAll()
     }
 
-    func connectionDidEstablish() {
-        connecting -= 1
-        startPendingConnects()
-    }
-
-    func connectionDidCloseWhileConnecting() {
+    /// A connect in flight ended, established or not: the next queued one may start.
+    func connectAttemptEnded() {
         connecting -= 1
         startPendingConnects()
     }

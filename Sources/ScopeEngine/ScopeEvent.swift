@@ -112,19 +112,9 @@ struct ChangeSetPayload: Sendable {
     /// one. The key is part of what is stored, so catch-up and other nodes carry it too.
     init(_ applied: AppliedChangeSet, idempotencyKey: String? = nil) {
         var writer = JSONWriter(capacity: 256)
-        applied.writeEvent(to: &writer)
+        applied.writeEvent(to: &writer, idempotencyKey: idempotencyKey)
         version = applied.state.version
-        guard let idempotencyKey else {
-            bytes = writer.bytes
-            return
-        }
-        let head = Array(#"{"version":\#(version)"#.utf8)
-        var spliced = JSONWriter(capacity: writer.bytes.count + idempotencyKey.utf8.count + 24)
-        spliced.writeRaw(#"{"version":\#(version),"idempotencyKey":"#)
-        spliced.write(string: idempotencyKey)
-        var rest = spliced.bytes
-        rest.append(contentsOf: writer.bytes.dropFirst(head.count))
-        bytes = rest
+        bytes = writer.bytes
     }
 
     init(version: Int, bytes: [UInt8]) {

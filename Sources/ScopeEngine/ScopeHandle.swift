@@ -61,19 +61,7 @@ public final class ScopeHandle: Sendable {
         /// them) and leave now; the tip falls back to the newest version still standing, or to
         /// `committed`.
         mutating func supersedeStaged(upTo version: Int) {
-            var superseded: Set<UInt64> = []
-            staged.removeAll { staged in
-                guard staged.state.version <= version || superseded.contains(staged.parent) else { return false }
-                superseded.insert(staged.token)
-                return true
-            }
-            if let newest = staged.last {
-                tip = newest.state
-                tipToken = newest.token
-            } else {
-                tip = committed
-                tipToken = committedToken
-            }
+            dropStaged { $0.state.version <= version }
         }
 
         /// The append of `token` failed: it and every version staged on it (directly or not)
@@ -81,10 +69,17 @@ public final class ScopeHandle: Sendable {
         /// after the failure on the durable state stays.
         mutating func didFail(token: UInt64) {
             guard staged.contains(where: { $0.token == token }) else { return }
-            var failed: Set<UInt64> = [token]
+            dropStaged { $0.token == token }
+        }
+
+        /// Drops the staged versions `isDropped` picks and every version staged on one of them
+        /// (staging order puts parents first); the tip falls back to the newest one left, or to
+        /// `committed`.
+        private mutating func dropStaged(where isDropped: (StagedVersion) -> Bool) {
+            var dropped: Set<UInt64> = []
             staged.removeAll { version in
-                guard failed.contains(version.token) || failed.contains(version.parent) else { return false }
-                failed.insert(version.token)
+                guard isDropped(version) || dropped.contains(version.parent) else { return false }
+                dropped.insert(version.token)
                 return true
             }
             if let newest = staged.last {

@@ -27,12 +27,16 @@ public struct IPv4Endpoint: Sendable, CustomStringConvertible {
         self.init(address: address, port: port)
     }
 
-    public var description: String {
-        var raw = address
-        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN) + 1)
-        inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
-        let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return "\(host):\(port)"
+    public var description: String { SocketPeer.describe(socketStorage) }
+
+    /// The address as a `sockaddr_storage` (what ``Connection`` keeps for its peer).
+    var socketStorage: sockaddr_storage {
+        var storage = sockaddr_storage()
+        var address = socketAddress
+        withUnsafeMutableBytes(of: &storage) { target in
+            withUnsafeBytes(of: &address) { target.copyMemory(from: $0) }
+        }
+        return storage
     }
 
     var socketAddress: sockaddr_in {
@@ -105,11 +109,7 @@ extension EventLoop {
             CLinuxIO.close(descriptor)
             throw error
         }
-        var storage = sockaddr_storage()
-        withUnsafeMutableBytes(of: &storage) { target in
-            withUnsafeBytes(of: &remote) { target.copyMemory(from: $0) }
-        }
-        let connection = Connection(loop: self, fileDescriptor: descriptor, peer: storage)
+        let connection = Connection(loop: self, fileDescriptor: descriptor, peer: endpoint.socketStorage)
         connection.isConnecting = true
         connection.attach(handler)
         var event = epoll_event()

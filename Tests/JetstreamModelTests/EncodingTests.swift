@@ -27,6 +27,13 @@ struct EncodingTests {
         #expect(event["fragments"] == .array(applied.fragments.map(\.jsonValue)))
         #expect(event["removed"] == F.refs(shapes[0], shapes[1]))
         #expect(event.object?.keys == ["version", "fragments", "removed"])
+
+        var keyed = JSONWriter()
+        applied.writeEvent(to: &keyed, idempotencyKey: #"k"\1"#)
+        let keyedEvent = try JSONParser.parse(keyed.bytes)
+        #expect(keyedEvent.object?.keys == ["version", "idempotencyKey", "fragments", "removed"])
+        #expect(keyedEvent["idempotencyKey"] == .string(#"k"\1"#))
+        #expect(keyedEvent["fragments"] == event["fragments"])
     }
 
     @Test("a class's schema entry is its properties in long form")

@@ -18,6 +18,21 @@ struct CommitOutcomeTests {
         return ChangeRecord(version: Int64(applied.state.version), payload: ScopeEvent.changeset(applied).payload)
     }
 
+    /// Pauses the commit thread and queues another writer's version (a new shape on the committed
+    /// state, one version up) ahead of anything this engine stages next; returns it and its shape.
+    private static func queueCommittedElsewhere(
+        to handle: ScopeHandle, _ fixture: EngineFixture,
+        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void = { _ in }
+    ) async throws -> (record: ChangeRecord, shape: UUID) {
+        fixture.store.pauseCommits()
+        let shape = UUID()
+        let record = try committedElsewhere(adding: shape, to: handle.committedState)
+        fixture.store.append(
+            AppendRequest(scope: handle.name, version: record.version, payload: record.payload), completion: completion)
+        #expect(await waitUntil { fixture.store.pendingOperationCount == 1 })
+        return (record, shape)
+    }
+
     /// Submits a shape built on the staged state (so it depends on every change set staged before
     /// it) without waiting; its outcome goes to `outcomes[index]`.
     private static func stage(
@@ -107,14 +122,10 @@ struct CommitOutcomeTests {
         #expect(await fixture.addShapes(1, to: handle) == [1])
         let recorder = fixture.subscribe(to: handle, from: .after(1))
 
-        fixture.store.pauseCommits()
-        let externalShape = UUID()
-        let external = try Self.committedElsewhere(adding: externalShape, to: handle.committedState)
         let stored = Mutex<Result<Void, StoreError>?>(nil)
-        fixture.store.append(AppendRequest(scope: "canvas-1", version: 2, payload: external.payload)) { result in
+        let (external, externalShape) = try await Self.queueCommittedElsewhere(to: handle, fixture) { result in
             stored.withLock { $0 = result }
         }
-        #expect(await waitUntil { fixture.store.pendingOperationCount == 1 })
         let outcomes = Outcomes()
         let localShape = UUID()
         Self.stage(localShape, on: handle, fixture, outcomes, 0)
@@ -154,11 +165,7 @@ struct CommitOutcomeTests {
         #expect(await fixture.addShapes(1, to: handle) == [1])
 
         // The store takes another writer's version 2 first; this engine stages C (2) and D (3, on C).
-        fixture.store.pauseCommits()
-        let externalShape = UUID()
-        let external = try Self.committedElsewhere(adding: externalShape, to: handle.committedState)
-        fixture.store.append(AppendRequest(scope: "canvas-1", version: 2, payload: external.payload)) { _ in }
-        #expect(await waitUntil { fixture.store.pendingOperationCount == 1 })
+        let (external, externalShape) = try await Self.queueCommittedElsewhere(to: handle, fixture)
         let outcomes = Outcomes()
         let (shapeC, shapeD, shapeE) = (UUID(), UUID(), UUID())
         Self.stage(shapeC, on: handle, fixture, outcomes, 0)
@@ -202,11 +209,7 @@ struct CommitOutcomeTests {
         #expect(await fixture.addShapes(1, to: handle) == [1])
 
         // Another writer of the same store logs version 2 first; this engine stages 2 and 3.
-        fixture.store.pauseCommits()
-        let externalShape = UUID()
-        let external = try Self.committedElsewhere(adding: externalShape, to: handle.committedState)
-        fixture.store.append(AppendRequest(scope: "canvas-1", version: 2, payload: external.payload)) { _ in }
-        #expect(await waitUntil { fixture.store.pendingOperationCount == 1 })
+        let (external, externalShape) = try await Self.queueCommittedElsewhere(to: handle, fixture)
         let outcomes = Outcomes()
         let first = UUID()
         let second = UUID()

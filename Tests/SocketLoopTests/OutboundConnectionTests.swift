@@ -59,11 +59,19 @@ final class ClientLoopThread: @unchecked Sendable {
 }
 
 @Suite(.serialized) struct OutboundConnectionTests {
-    @Test func connectsWritesEarlyAndReadsTheEcho() async throws {
+    /// A one-loop server on an ephemeral loopback port.
+    static func startServer(
+        _ makeHandler: @escaping @Sendable (Connection) -> any ConnectionHandler
+    ) throws -> SocketServer {
         let server = SocketServer(
             configuration: SocketServerConfiguration(addresses: [.tcp(host: "127.0.0.1", port: 0)], loopCount: 1),
-            logger: Logger(label: "test"), makeHandler: { _ in EchoHandler() })
+            logger: Logger(label: "test"), makeHandler: makeHandler)
         try server.start()
+        return server
+    }
+
+    @Test func connectsWritesEarlyAndReadsTheEcho() async throws {
+        let server = try Self.startServer { _ in EchoHandler() }
         defer { server.stop() }
         let port = try #require(server.boundPorts.first)
         let client = RecordingClient()
@@ -84,10 +92,7 @@ final class ClientLoopThread: @unchecked Sendable {
 
     @Test func aRefusedConnectClosesWithTheReason() async throws {
         // A port that was just bound and released: nothing listens there.
-        let server = SocketServer(
-            configuration: SocketServerConfiguration(addresses: [.tcp(host: "127.0.0.1", port: 0)], loopCount: 1),
-            logger: Logger(label: "test"), makeHandler: { _ in EchoHandler() })
-        try server.start()
+        let server = try Self.startServer { _ in EchoHandler() }
         let port = try #require(server.boundPorts.first)
         server.stop()
         let client = RecordingClient()
@@ -108,10 +113,7 @@ final class ClientLoopThread: @unchecked Sendable {
             }
             func connection(_ connection: Connection, didReceive bytes: UnsafeRawBufferPointer) {}
         }
-        let server = SocketServer(
-            configuration: SocketServerConfiguration(addresses: [.tcp(host: "127.0.0.1", port: 0)], loopCount: 1),
-            logger: Logger(label: "test"), makeHandler: { _ in PeerReporter() })
-        try server.start()
+        let server = try Self.startServer { _ in PeerReporter() }
         defer { server.stop() }
         let port = try #require(server.boundPorts.first)
         let client = RecordingClient()

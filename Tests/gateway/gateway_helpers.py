@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 import uuid as uuidlib
 
 import httpx
@@ -77,6 +79,40 @@ def objects_of(state: dict) -> dict[str, dict]:
     """uuid → {clsName, properties} from a state's fragments."""
     return {f["uuid"]: {"clsName": f["clsName"], "properties": f.get("properties", {})}
             for f in state["fragments"]}
+
+
+def shapes_of(state: dict) -> list[str]:
+    """The demo canvas root's `shapes`, in order."""
+    return objects_of(state)[state["rootUUID"]]["properties"]["shapes"]
+
+
+def canvas_with_shapes(api: "Api", count: int) -> tuple[str, str, list[str]]:
+    """A new canvas scope with `count` shapes: (scope name, canvas uuid, shape uuids in order)."""
+    name, state = api.create_canvas()
+    shapes, _ = api.add_shapes(name, count=count)
+    return name, state["rootUUID"], shapes
+
+
+def run_threads(targets, timeout: float = 120.0) -> None:
+    """Runs every target in its own thread, all within `timeout` seconds; re-raises failures."""
+    errors: list[BaseException] = []
+
+    def guard(target):
+        def run():
+            try:
+                target()
+            except BaseException as error:  # noqa: BLE001 - reported below
+                errors.append(error)
+        return run
+
+    threads = [threading.Thread(target=guard(t), daemon=True) for t in targets]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + timeout
+    for thread in threads:
+        thread.join(timeout=max(0.1, deadline - time.monotonic()))
+    assert not any(t.is_alive() for t in threads), f"a client did not finish within {timeout}s"
+    assert not errors, errors
 
 
 class Api:

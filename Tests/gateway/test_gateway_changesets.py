@@ -7,12 +7,9 @@ import json
 import pytest
 
 from gateway_helpers import (SHAPE_DEFAULTS, Api, add, assert_problem, assert_rejected, change,
-                             etag_version, new_uuid, objects_of, scope_name)
+                             etag_version, new_uuid, objects_of, scope_name, shapes_of)
 from sse_stream import SSEStream
 
-
-def shapes_of(state: dict) -> list[str]:
-    return objects_of(state)[state["rootUUID"]]["properties"]["shapes"]
 
 
 # -- accepted change sets ----------------------------------------------------------------------

@@ -5,27 +5,9 @@ from __future__ import annotations
 import threading
 import time
 
-from gateway_helpers import Api, assert_problem, change, etag_version, objects_of, scope_name
+from gateway_helpers import (Api, assert_problem, change, etag_version, objects_of, run_threads,
+                             scope_name)
 
-
-def run_all(targets) -> None:
-    errors: list[BaseException] = []
-
-    def guard(target):
-        def run():
-            try:
-                target()
-            except BaseException as error:  # noqa: BLE001 - reported below
-                errors.append(error)
-        return run
-
-    threads = [threading.Thread(target=guard(t), daemon=True) for t in targets]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "a client never finished"
-    assert not errors, errors
 
 
 def test_racing_creators_of_one_name_get_one_201_and_409s(server):
@@ -42,7 +24,7 @@ def test_racing_creators_of_one_name_get_one_201_and_409s(server):
             assert_problem(response, 409, "scope-exists")
         client.close()
 
-    run_all([create] * 6)
+    run_threads([create] * 6)
     assert sorted(statuses) == [201] + [409] * 5
 
 
@@ -64,7 +46,7 @@ def test_racing_if_match_writers_exactly_one_wins(server, api):
             client.close()
         return run
 
-    run_all([write(i) for i in range(5)])
+    run_threads([write(i) for i in range(5)])
     assert sorted(results) == [200] + [412] * 4
     assert api.state(name)["version"] == state["version"] + 1
 
@@ -98,4 +80,4 @@ def test_readers_during_writes_see_consistent_monotonic_states(server, api):
             last = body["version"]
         client.close()
 
-    run_all([writer, reader, reader])
+    run_threads([writer, reader, reader])

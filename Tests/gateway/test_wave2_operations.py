@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from gateway_helpers import (Api, add, assert_rejected, change, new_uuid, objects_of,
-                             scope_name)
+from gateway_helpers import (Api, add, assert_rejected, canvas_with_shapes, change, new_uuid,
+                             objects_of, run_threads, scope_name, shapes_of)
 from sse_stream import SSEStream
 
 WRITERS = 8
@@ -19,15 +19,6 @@ INSERTS_PER_WRITER = 50
 DEADLINE = 240.0  # seconds for every bounded wait of the concurrent tests
 
 
-def shapes_of(state: dict) -> list[str]:
-    return objects_of(state)[state["rootUUID"]]["properties"]["shapes"]
-
-
-def canvas_with_shapes(api: Api, count: int) -> tuple[str, str, list[str]]:
-    """A new canvas scope with `count` shapes: (scope name, canvas uuid, shape uuids in order)."""
-    name, state = api.create_canvas()
-    shapes, _ = api.add_shapes(name, count=count)
-    return name, state["rootUUID"], shapes
 
 
 def ops(**operations) -> dict:
@@ -39,27 +30,6 @@ def fragment_for(answer: dict, uuid: str) -> dict:
     [fragment] = [f for f in answer["fragments"] if f["uuid"] == uuid]
     return fragment
 
-
-def run_threads(targets, timeout: float = DEADLINE) -> None:
-    """Runs every target in its own thread, bounded; re-raises the first failure."""
-    errors: list[BaseException] = []
-
-    def guard(target):
-        def run():
-            try:
-                target()
-            except BaseException as error:  # noqa: BLE001 - reported below
-                errors.append(error)
-        return run
-
-    threads = [threading.Thread(target=guard(t), daemon=True) for t in targets]
-    for thread in threads:
-        thread.start()
-    deadline = time.monotonic() + timeout
-    for thread in threads:
-        thread.join(timeout=max(0.1, deadline - time.monotonic()))
-    assert not any(t.is_alive() for t in threads), f"a client did not finish within {timeout}s"
-    assert not errors, errors
 
 
 # -- many writers, no If-Match ------------------------------------------------------------------
@@ -101,7 +71,7 @@ def test_concurrent_inserts_without_if_match_all_land_exactly_once(api, server):
                 body = event.json()
                 events[body["version"]] = body
 
-        run_threads([writer(w) for w in range(WRITERS)] + [reader])
+        run_threads([writer(w) for w in range(WRITERS)] + [reader], timeout=DEADLINE)
 
     every = [(shape, answer) for per_writer in answers.values() for shape, answer in per_writer]
     assert len(every) == total
@@ -164,7 +134,8 @@ def test_concurrent_move_and_remove_of_one_shape_never_duplicates_it(api, server
                     client.close()
             return run
 
-        run_threads([send("move", ops(insert=[c], before=a)), send("remove", ops(remove=[c]))])
+        run_threads([send("move", ops(insert=[c], before=a)), send("remove", ops(remove=[c]))],
+                    timeout=DEADLINE)
         removed = results["remove"]
         assert removed.status_code == 200, removed.text
         moved = results["move"]
@@ -207,7 +178,7 @@ def test_concurrent_move_to_another_collection_and_remove_end_moved_or_removed(t
         run_threads([
             send("move", [change(board, "Board", items=ops(remove=[c])),
                           change(p, "Item", children=ops(insert=[c]))]),
-            send("remove", [change(board, "Board", items=ops(remove=[c]))])])
+            send("remove", [change(board, "Board", items=ops(remove=[c]))])], timeout=DEADLINE)
         assert results["remove"].status_code == 200, results["remove"].text
         state = types_api.state(name)
         objects = objects_of(state)

@@ -9,21 +9,14 @@ import json
 
 import pytest
 
-from gateway_helpers import (MERGE_PATCH, SHAPE_DEFAULTS, Api, add, assert_problem, change,
-                             etag_version, new_uuid, objects_of, scope_name)
+from gateway_helpers import (MERGE_PATCH, SHAPE_DEFAULTS, Api, add, assert_problem,
+                             canvas_with_shapes, change, etag_version, new_uuid, objects_of,
+                             scope_name, shapes_of)
 from sse_stream import SSEStream
 
 PERSON_DEFAULTS = {"name": "anonymous", "born": None}
 
 
-def shapes_of(state: dict) -> list[str]:
-    return objects_of(state)[state["rootUUID"]]["properties"]["shapes"]
-
-
-def canvas_with_shapes(api: Api, count: int) -> tuple[str, str, list[str]]:
-    name, state = api.create_canvas()
-    shapes, _ = api.add_shapes(name, count=count)
-    return name, state["rootUUID"], shapes
 
 
 def by_uuid(fragments: list[dict]) -> dict[str, dict]:
