@@ -1,0 +1,205 @@
+// TypeScript declarations for jetstream.mjs, the JavaScript client of Jetstream Gateway.
+// Served by the gateway at /client/jetstream.d.ts; see docs/js-client.md.
+
+/** A property value on the wire: a scalar, a UUID string, null, or an array of those. */
+export type Value = string | number | boolean | null | Value[];
+
+/** A collection operation (HTTP-API.md, "Collection operations"). */
+export interface CollectionOperation {
+  insert?: Value[];
+  remove?: Value[];
+  /** Insert before the first occurrence of this value; null or absent: at the end. */
+  before?: Value;
+}
+
+/** A sync fragment as sent: a collection property may be given as an operations object. */
+export interface Fragment {
+  type: "add" | "change";
+  uuid: string;
+  clsName: string;
+  properties?: Record<string, Value | CollectionOperation>;
+}
+
+/** An object of the view, or a normalised fragment: every value in its wire form. */
+export interface ModelObject {
+  uuid: string;
+  clsName: string;
+  properties: Record<string, Value>;
+}
+
+export interface NotifiedFragment extends ModelObject {
+  type: "add" | "change";
+}
+
+/** What a subscriber receives, once per applied server event, local change or rollback. */
+export interface Notification {
+  /** The server version the view is based on. */
+  version: number;
+  /** True for a local change applied optimistically. */
+  local: boolean;
+  /** The objects whose view changed, with all their properties. */
+  fragments: NotifiedFragment[];
+  /** The UUIDs that left the view. */
+  removed: string[];
+  /** Set when this notification rolls back a refused change set. */
+  rejection?: Rejection;
+  /** Set when the scope was deleted; the scope is closed. */
+  deleted?: boolean;
+  /** Set when the scope stopped for good (403 on the stream). */
+  error?: JetstreamError;
+}
+
+export type ErrorKindName =
+  | "malformed-fragment" | "unknown-class" | "unknown-object" | "class-mismatch" | "duplicate-add"
+  | "unknown-property" | "type-mismatch" | "out-of-range" | "constraint-violation" | "null-not-allowed"
+  | "missing-reference" | "wrong-class" | "unattached-add" | "limit-exceeded";
+
+export const ErrorKind: Readonly<Record<string, ErrorKindName>>;
+
+/** `{}` for a fine fragment, else the reason it was refused. */
+export interface FragmentReply {
+  error?: { type: ErrorKindName; message: string; property?: string };
+}
+
+/** A problem+json body (RFC 9457) as the gateway answers it. */
+export interface Problem {
+  type: string;
+  title?: string;
+  status?: number;
+  detail?: string;
+  fragmentReplies?: FragmentReply[];
+  errors?: { path: string; type: string; message?: string }[];
+  [member: string]: unknown;
+}
+
+/** A change set refused by the server (or, with `local`, by the client's schema check). */
+export class Rejection extends Error {
+  readonly status: number;
+  readonly problem: Problem | null;
+  readonly type: string | null;
+  readonly fragmentReplies: FragmentReply[];
+  readonly fragments: Fragment[];
+  readonly idempotencyKey: string | undefined;
+  readonly local: boolean;
+  /** One readable line per failing fragment, e.g. "width: -5 is below min 0". */
+  readonly reasons: string[];
+}
+
+/** A request the client could not complete: unknown scope, 401/403, a closed scope. */
+export class JetstreamError extends Error {
+  readonly status: number;
+  readonly problem: Problem | null;
+  readonly type: string | null;
+}
+
+export type Status = "connecting" | "live" | "reconnecting" | "closed";
+
+export type TokenProvider = string | ((context: { refresh: boolean }) => string | undefined | Promise<string | undefined>);
+
+export interface OpenOptions {
+  /** The gateway's origin, e.g. "https://sync.example.com"; default "": this page's origin. */
+  baseURL?: string;
+  /** A bearer token, or a function called again with `{refresh: true}` after 401 / auth-expired. */
+  token?: TokenProvider;
+  /** Create the scope (PUT) when it does not exist; `clsName` defaults to the schema's root class. */
+  create?: { clsName?: string; properties?: Record<string, Value>; uuid?: string };
+  /** The server's heartbeat interval in seconds (default 15): a stream silent for twice it is dropped. */
+  heartbeatInterval?: number;
+  /** Reconnection backoff in milliseconds: full jitter over [0, min(max, initial × 2^attempt)). */
+  backoff?: { initial?: number; max?: number };
+  /** "auto" (default): fetch streaming, else EventSource. */
+  transport?: "auto" | "fetch" | "eventsource";
+  /** The prefix of this client's Idempotency-Keys (default: a random UUID). */
+  clientId?: string;
+  /** A fetch implementation (default: globalThis.fetch). */
+  fetch?: typeof fetch;
+}
+
+export interface AddOptions {
+  /** The object to add to (default: the root). */
+  parent?: string;
+  /** The collection or reference property of the parent (default: the first that holds the class). */
+  key?: string;
+  /** Insert before this element (default: at the end). */
+  before?: string | null;
+  /** The new object's UUID (default: a random one). */
+  uuid?: string;
+}
+
+/** One synced scope, made by `openScope`. */
+export class Scope {
+  readonly name: string;
+  readonly version: number;
+  readonly rootUUID: string;
+  readonly status: Status;
+  readonly pendingCount: number;
+  get(uuid: string): ModelObject | undefined;
+  snapshot(): { version: number; rootUUID: string; fragments: NotifiedFragment[] };
+  subscribe(listener: (notification: Notification) => void): () => void;
+  onStatus(listener: (status: Status) => void): () => void;
+  onRejected(listener: (rejection: Rejection) => void): () => void;
+  change(fragments: Fragment[]): Promise<{ version: number }>;
+  add(clsName: string, properties?: Record<string, Value>, options?: AddOptions): string;
+  set(uuid: string, properties: Record<string, Value | CollectionOperation>): Promise<{ version: number }>;
+  remove(uuid: string): Promise<{ version: number }>;
+  close(): void;
+}
+
+export function openScope(name: string, options?: OpenOptions): Promise<Scope>;
+
+// The layers under `openScope`, for tests and for clients with their own transport.
+
+export class Schema {
+  constructor(json: { models: Record<string, unknown>; scopes?: Record<string, { root: string }> });
+  rootClass(scopeName: string): { name: string } | undefined;
+}
+
+export class ScopeState {
+  constructor(rootUUID: string, version?: number, objects?: Map<string, ModelObject>);
+  static fromJSON(json: { version: number; rootUUID: string; fragments: NotifiedFragment[] }): ScopeState;
+  rootUUID: string;
+  version: number;
+  objects: Map<string, ModelObject>;
+  clone(): ScopeState;
+  get(uuid: string): ModelObject | undefined;
+  toJSON(schema: Schema): { version: number; rootUUID: string; fragments: NotifiedFragment[] };
+}
+
+export type ApplyOutcome =
+  | { ok: true; fragments: NotifiedFragment[]; removed: string[] }
+  | { ok: false; replies: FragmentReply[] };
+
+export function applyChangeSet(state: ScopeState, schema: Schema, fragments: unknown[]): ApplyOutcome;
+
+export function applyOperation<T>(elements: T[], operation?: { insert?: T[]; remove?: T[]; before?: T | null }): T[];
+
+export interface PendingSet {
+  readonly key: string;
+  readonly fragments: Fragment[];
+  status: "queued" | "inflight" | "accepted";
+  version: number | undefined;
+}
+
+export class SyncCore {
+  constructor(schema: Schema, options?: { clientId?: string });
+  readonly version: number;
+  readonly rootUUID: string | undefined;
+  readonly confirmed: ScopeState;
+  readonly view: ScopeState;
+  readonly pending: PendingSet[];
+  load(state: object): Notification;
+  local(fragments: Fragment[]): { set: PendingSet; notification: Notification };
+  nextToSend(): PendingSet | undefined;
+  accepted(set: PendingSet, version: number): Notification | null;
+  rejected(set: PendingSet): Notification | null;
+  retry(set: PendingSet): void;
+  event(event: { version: number; fragments: NotifiedFragment[]; removed?: string[]; idempotencyKey?: string }): Notification | { gap: true } | null;
+  reset(state: object): Notification;
+}
+
+export function backoffDelay(attempt: number, options?: { initial?: number; max?: number }, random?: () => number): number;
+
+export class SSEParser {
+  constructor(onEvent: (event: { type: string; id: string | undefined; data: string }) => void, onComment?: (text: string) => void);
+  feed(text: string): void;
+}
