@@ -1067,7 +1067,8 @@ export class Scope {
       throw new JetstreamError(`GET ${path}: ${problem?.detail ?? `HTTP ${response.status}`}`, { status: response.status, problem });
     }
     this.emit(this.core.load(await response.json()));
-    this.onlineHandler = () => this.kick(true);
+    // Back online (a browser's `online` event): retry now instead of at the end of a backoff.
+    this.onlineHandler = () => { this.streamAttempt = 0; this.wakeStream?.(); this.kick(true); };
     if (typeof addEventListener === "function") addEventListener("online", this.onlineHandler);
     this.followStream();
     this.sendLoop();
@@ -1183,7 +1184,11 @@ export class Scope {
       if (outcome.refreshToken) this.token = await this.resolveToken(true).catch(() => this.token);
       if (Date.now() - started > 60000) this.streamAttempt = 0;
       this.setStatus("reconnecting");
-      if (!outcome.immediate) await sleep(backoffDelay(this.streamAttempt++, this.options.backoff), this.abort.signal);
+      if (!outcome.immediate) {
+        const delay = backoffDelay(this.streamAttempt++, this.options.backoff);
+        await Promise.race([sleep(delay, this.abort.signal), new Promise((resolve) => { this.wakeStream = resolve; })]);
+        this.wakeStream = null;
+      }
     }
   }
 
