@@ -840,19 +840,19 @@ export class SSEParser {
   }
   reset() { this.type = ""; this.data = []; this.id = undefined; }
   feed(text) {
-    this.buffer += text;
+    const buffer = this.buffer + text;
+    const newline = /\r\n|\r|\n/g;
     let start = 0;
-    for (;;) {
-      const newline = this.buffer.slice(start).search(/\r\n|\r|\n/);
-      if (newline < 0) break;
-      const end = start + newline;
-      // A lone \r at the end of the buffer may be the first half of \r\n: wait for more.
-      if (this.buffer[end] === "\r" && end + 1 === this.buffer.length) break;
-      const line = this.buffer.slice(start, end);
-      start = end + (this.buffer.startsWith("\r\n", end) ? 2 : 1);
-      this.line(line);
+    // A long line arrives in many pieces: search only what was not searched before (less one
+    // character, which may be a \r waiting for its \n).
+    newline.lastIndex = Math.max(0, this.buffer.length - 1);
+    for (let match = newline.exec(buffer); match !== null; match = newline.exec(buffer)) {
+      // A lone \r at the end may be the first half of \r\n: wait for more.
+      if (match[0] === "\r" && match.index + 1 === buffer.length) break;
+      this.line(buffer.slice(start, match.index));
+      start = match.index + match[0].length;
     }
-    this.buffer = this.buffer.slice(start);
+    this.buffer = buffer.slice(start);
   }
   line(line) {
     if (line === "") {
@@ -1104,10 +1104,14 @@ export class Scope {
     }
   }
 
-  /** Wakes the sender now (after a local change, `online`, a reconnect). */
-  kick(resetBackoff = false) {
-    if (resetBackoff) this.sendAttempt = 0;
+  /**
+   * Wakes the sender: an idle sender always (a local change, a reset); one waiting out a backoff
+   * only with `retryNow` (the browser came back online), so edits made while the server is
+   * down do not each cause a retry.
+   */
+  kick(retryNow = false) {
     this.wake?.();
+    if (retryNow) { this.sendAttempt = 0; this.wakeBackoff?.(); }
   }
 
   // -- sending (rules 2–5) ---------------------------------------------------------------------
@@ -1161,8 +1165,8 @@ export class Scope {
   async sendBackoff(retryAfter) {
     const seconds = Number(retryAfter);
     const delay = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : backoffDelay(this.sendAttempt++, this.options.backoff);
-    await Promise.race([sleep(delay, this.abort.signal), new Promise((resolve) => { this.wake = resolve; })]);
-    this.wake = null;
+    await Promise.race([sleep(delay, this.abort.signal), new Promise((resolve) => { this.wakeBackoff = resolve; })]);
+    this.wakeBackoff = null;
   }
 
   // -- the stream (rules 6–8) ------------------------------------------------------------------
@@ -1205,7 +1209,7 @@ export class Scope {
       case "snapshot":
       case "reset":
         this.emit(this.core.reset(JSON.parse(data)));
-        this.kick(true);
+        this.kick(true);   // rule 8: every unacknowledged set is sent again, now
         return undefined;
       case "deleted": return { deleted: true };
       case "closing": return { immediate: true };
