@@ -237,8 +237,10 @@ async function start() {
   wireToolbar();
   wireInspector();
   try {
+    // ?token= for a server with auth; ?transport=eventsource to try the EventSource fallback.
     const token = params.get("token") ?? undefined;
-    const scope = await openScope(scopeName, { baseURL, token, create: { clsName: "Canvas" } });
+    const transport = params.get("transport") ?? "auto";
+    const scope = await openScope(scopeName, { baseURL, token, transport, create: { clsName: "Canvas" } });
     demo.scope = scope;
     const badge = $("badge");
     const showStatus = (status) => { badge.textContent = status; badge.dataset.status = status; };
