@@ -519,16 +519,22 @@ function parseFragment(json) {
 }
 
 /**
- * Applies a change set to `state` **in place**, with the server's rules: adds first, then
- * properties in order (collection operations resolved where they stand), then objects no longer
- * reachable from the root leave. Returns `{ok: true, fragments, removed}` (normalised fragments)
- * or `{ok: false, replies}` with one `{}` or `{error: {type, message, property}}` per fragment —
- * then `state` is half-changed and must be thrown away (apply to a `clone()`).
+ * Applies a change set to `state` **in place**, all or nothing, with the server's rules: adds
+ * first, then properties in order (collection operations resolved where they stand), then
+ * objects no longer reachable from the root leave. Returns `{ok: true, fragments, removed,
+ * previous}` (normalised fragments; `previous`: uuid → the record before the set, undefined for
+ * an added one) or `{ok: false, replies}` with one `{}` or `{error: {type, message, property}}`
+ * per fragment — then `state` is as it was.
  *
- *   const staged = state.clone();
- *   const outcome = applyChangeSet(staged, schema, [{ type: "change", uuid, clsName: "Shape", properties: { x: 5 } }]);
+ *   const outcome = applyChangeSet(state, schema, [{ type: "change", uuid, clsName: "Shape", properties: { x: 5 } }]);
  */
 export function applyChangeSet(state, schema, fragments) {
+  // Every write goes through the journal, so a refusal can put the state back as it was.
+  const previous = new Map();
+  const write = (uuid, record) => {
+    if (!previous.has(uuid)) previous.set(uuid, state.objects.get(uuid));
+    if (record === undefined) state.objects.delete(uuid); else state.objects.set(uuid, record);
+  };
   const root = state.objects.get(state.rootUUID);
   const rootClass = root && schema.modelClass(root.clsName);
   const errors = new Array(fragments.length).fill(undefined);
@@ -551,7 +557,7 @@ export function applyChangeSet(state, schema, fragments) {
       if (state.objects.has(fragment.uuid)) throw new FragmentError(ErrorKind.duplicateAdd, `an object ${fragment.uuid} already exists`);
       const properties = {};
       for (const property of modelClass.properties.values()) properties[property.name] = cloneValue(property.defaultValue);
-      state.objects.set(fragment.uuid, { uuid: fragment.uuid, clsName: modelClass.name, properties });
+      write(fragment.uuid, { uuid: fragment.uuid, clsName: modelClass.name, properties });
       addIndex.set(fragment.uuid, index);
     } catch (error) {
       if (!(error instanceof FragmentError)) throw error;
@@ -588,7 +594,7 @@ export function applyChangeSet(state, schema, fragments) {
         properties[property.name] = value;
         changed[property.name] = cloneValue(value);
       }
-      state.objects.set(fragment.uuid, { uuid: fragment.uuid, clsName: modelClass.name, properties });
+      write(fragment.uuid, { uuid: fragment.uuid, clsName: modelClass.name, properties });
       normalised[index] = {
         type: fragment.type, uuid: fragment.uuid, clsName: modelClass.name,
         properties: fragment.type === "add" ? cloneProperties(properties) : changed,
@@ -598,7 +604,12 @@ export function applyChangeSet(state, schema, fragments) {
       errors[index] = error;
     }
   });
-  const rejection = () => ({ ok: false, replies: errors.map((error) => (error ? error.reply : {})) });
+  const rejection = () => {
+    for (const [uuid, record] of previous) {
+      if (record === undefined) state.objects.delete(uuid); else state.objects.set(uuid, record);
+    }
+    return { ok: false, replies: errors.map((error) => (error ? error.reply : {})) };
+  };
   if (errors.some(Boolean)) return rejection();
 
   let removed = [];
@@ -610,12 +621,12 @@ export function applyChangeSet(state, schema, fragments) {
     if (errors.some(Boolean)) return rejection();
     if (lostReference) {
       for (const uuid of state.objects.keys()) if (!reachable.has(uuid)) removed.push(uuid);
-      for (const uuid of removed) state.objects.delete(uuid);
+      for (const uuid of removed) write(uuid, undefined);
       removed.sort();
     }
   }
   state.version += 1;
-  return { ok: true, fragments: normalised, removed };
+  return { ok: true, fragments: normalised, removed, previous };
 }
 
 function lostReferenceBetween(old, value) {
@@ -689,8 +700,9 @@ export class SyncCore {
    * `{set, notification}`; throws a `Rejection` (local: true) when the set cannot apply.
    */
   local(fragments) {
-    const staged = this.view.clone();
-    const outcome = applyChangeSet(staged, this.schema, fragments);
+    // The view is applied to in place; while nothing is pending it is `confirmed` itself.
+    if (this.view === this.confirmed) this.view = this.confirmed.clone();
+    const outcome = applyChangeSet(this.view, this.schema, fragments);
     if (!outcome.ok) {
       throw new Rejection({
         status: 422, local: true, fragments,
@@ -700,9 +712,8 @@ export class SyncCore {
     }
     const set = { key: `${this.clientId}:${++this.sequence}`, fragments, status: "queued", version: undefined };
     this.pending.push(set);
-    const before = this.view;
-    this.view = staged;
     this.view.version = this.version;
+    const before = new ScopeState(this.rootUUID, this.version, new Map([...outcome.previous].filter(([, record]) => record)));
     const touched = touchedBy([outcome]);
     for (const uuid of touched) this.pendingTouched.add(uuid);
     return { set, notification: this.describe(before, touched, { version: this.version, local: true }) };
@@ -770,10 +781,9 @@ export class SyncCore {
     if (this.pending.length > 0) {
       view = this.confirmed.clone();
       for (const set of this.pending) {
-        const staged = view.clone();
-        const outcome = applyChangeSet(staged, this.schema, set.fragments);
+        const outcome = applyChangeSet(view, this.schema, set.fragments);
         // A set that no longer applies stays pending, invisible, until the server answers it.
-        if (outcome.ok) { view = staged; outcomes.push(outcome); }
+        if (outcome.ok) outcomes.push(outcome);
       }
       view.version = this.confirmed.version;
     }
