@@ -144,7 +144,12 @@ let package = Package(
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],
-            resources: [.embedInCode("Resources/openapi.yaml")],
+            // The JS client and the demo are symlinks to their sources in Clients/js.
+            resources: [
+                .embedInCode("Resources/openapi.yaml"), .embedInCode("Resources/jetstream.mjs"),
+                .embedInCode("Resources/jetstream.d.ts"), .embedInCode("Resources/demo-index.html"),
+                .embedInCode("Resources/demo.css"), .embedInCode("Resources/demo.mjs"),
+            ],
             swiftSettings: strictSettings),
 
         // One builder from a configuration to a running server: store, engine, routes, lifecycle.

@@ -6,6 +6,7 @@ extension Gateway {
     static let preflightPaths = [
         "/healthz", "/readyz", "/metrics", "/openapi.yaml", "/v1/schema", "/v1/scopes", "/v1/scopes/{name}",
         "/v1/scopes/{name}/objects/{uuid}", "/v1/scopes/{name}/changesets", "/v1/scopes/{name}/events",
+        "/client/jetstream.mjs", "/client/jetstream.d.ts",
     ]
 
     /// Answers `OPTIONS` preflights when CORS is on (the origin headers come from

@@ -24,6 +24,15 @@ public struct Gateway: Sendable {
     public let metrics: GatewayMetrics
     /// The `retry:` reconnection delay sent at the start of every event stream, in milliseconds.
     public let retryMilliseconds: Int
+    /// Whether `/demo/` is served: the engine runs the built-in demo schema (``Schema/demo``), which
+    /// the demo page is written against. Decided by comparing schemas rather than by a flag of
+    /// `jetstream serve`, so it cannot disagree with what the engine validates: `--schema` with a
+    /// file equal to the demo schema serves it too, and a gateway built by hand needs no setting.
+    ///
+    /// ```swift
+    /// Gateway(engine: engine).servesDemo   // engine.schema == .demo
+    /// ```
+    public let servesDemo: Bool
     let schemaJSON: [UInt8]
 
     public init(
@@ -35,6 +44,7 @@ public struct Gateway: Sendable {
         self.metrics = metrics
         self.retryMilliseconds = retryMilliseconds
         schemaJSON = engine.schema.jsonValue.encoded()
+        servesDemo = engine.schema == .demo
     }
 
     /// Fits an engine configuration to this HTTP face: subscribers are event streams delivered on
@@ -77,6 +87,7 @@ public struct Gateway: Sendable {
         addChangeSetRoutes(to: &router)
         addObjectRoutes(to: &router)
         addEventRoutes(to: &router)
+        addClientRoutes(to: &router)
         addPreflightRoutes(to: &router)
     }
 

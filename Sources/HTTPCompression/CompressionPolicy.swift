@@ -51,7 +51,7 @@ public struct CompressionPolicy: Sendable, Equatable {
     }
 
     /// Whether a media type is textual enough to compress well: `text/*`, JSON, XML, JavaScript,
-    /// SVG, NDJSON, form data, and any `+json`/`+xml` structured syntax suffix.
+    /// TypeScript, SVG, NDJSON, form data, and any `+json`/`+xml` structured syntax suffix.
     public static func isCompressible(contentType: String) -> Bool {
         // The exact, parameterless types a server sends most are answered without parsing.
         if compressibleTypes.contains(contentType) { return true }
@@ -67,7 +67,7 @@ public struct CompressionPolicy: Sendable, Equatable {
     private static let compressibleTypes: Set<String> = [
         "application/json", "application/javascript", "application/xml", "application/x-ndjson",
         "application/yaml", "application/x-yaml", "application/x-www-form-urlencoded", "image/svg+xml",
-        "application/wasm",
+        "application/wasm", "application/typescript",
     ]
 }
 

@@ -60,6 +60,8 @@ import Testing
     @Test(arguments: [
         "application/json", "text/html; charset=utf-8", "text/event-stream", "application/problem+json",
         "image/svg+xml", "application/vnd.api+json", "TEXT/PLAIN",
+        // What the gateway serves of the browser client and the demo.
+        "text/javascript; charset=utf-8", "application/typescript; charset=utf-8", "text/css; charset=utf-8",
     ])
     func textualTypes_AreCompressed(contentType: String) {
         #expect(policy.coding(acceptEncoding: "gzip", contentType: contentType, bodySize: 5000) == .gzip)

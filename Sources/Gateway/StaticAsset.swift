@@ -1,0 +1,54 @@
+import HTTPServer
+import HTTPTypes
+
+/// A file the gateway serves as it is from bytes embedded in the binary (the JS client, the
+/// demo page): its media type and a strong `ETag` computed once from the bytes. Every answer says
+/// `Cache-Control: no-cache` (a browser revalidates, and gets `304` while the binary is the same)
+/// and `X-Content-Type-Options: nosniff`.
+///
+/// ```swift
+/// let asset = StaticAsset(body: PackageResources.jetstream_mjs, contentType: "text/javascript; charset=utf-8")
+/// router.get("/client/jetstream.mjs") { request, _ in asset.response(to: request) }
+/// // If-None-Match: "<asset.entityTag>" → 304 with the same ETag and no body
+/// ```
+struct StaticAsset: Sendable {
+    let body: [UInt8]
+    let contentType: String
+    /// The opaque part of the `ETag`: 16 hex digits of the bytes' FNV-1a 64-bit hash.
+    let entityTag: String
+
+    init(body: [UInt8], contentType: String) {
+        self.body = body
+        self.contentType = contentType
+        entityTag = Self.fnv1a64Hex(body)
+    }
+
+    /// `ETag` as sent: `"<16 hex digits>"`.
+    var eTagHeader: String { "\"\(entityTag)\"" }
+
+    /// `200` with the bytes, or `304` when `If-None-Match` names this version (or is `*`).
+    func response(to request: HTTPServerRequest) -> HTTPServerResponse {
+        var fields: HTTPFields = [
+            .eTag: eTagHeader, .cacheControl: "no-cache", Self.contentTypeOptions: "nosniff",
+        ]
+        if let condition = request.headerFields[.ifNoneMatch], EntityTag.noneMatchIncludes(condition, entityTag) {
+            return HTTPServerResponse(status: .notModified, headerFields: fields)
+        }
+        fields[.contentType] = contentType
+        return HTTPServerResponse(status: .ok, headerFields: fields, body: body)
+    }
+
+    static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+
+    /// FNV-1a, 64 bits: a content hash for a validator, not for security (the bytes are the
+    /// server's own), so no cryptography dependency is needed.
+    static func fnv1a64Hex(_ bytes: [UInt8]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}
