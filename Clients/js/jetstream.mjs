@@ -683,6 +683,8 @@ export class SyncCore {
     this.pending = [];
     /** UUIDs the pending sets changed in the current view: a rebase may change them back. */
     this.pendingTouched = new Set();
+    /** Whether every pending set applied at the last rebuild (local() adds only sets that apply). */
+    this.allPendingApplied = true;
   }
 
   get version() { return this.confirmed?.version ?? 0; }
@@ -746,13 +748,38 @@ export class SyncCore {
     if (event.version <= this.version) return null;
     if (event.version > this.version + 1) return { gap: true };
     const touched = new Set([...event.fragments.map((f) => f.uuid), ...(event.removed ?? [])]);
+    const info = { version: event.version, local: false };
+    const own = event.idempotencyKey;
+    if (this.view !== this.confirmed && this.independentOfPending(touched, own)) {
+      // The event changes nothing the pending sets wrote or name, and every one of them applies:
+      // re-applying them would give the view plus the event, so apply it to both and skip the
+      // rebuild (a drag keeps a set pending while other people's edits stream in).
+      const before = this.view.subset(touched);
+      this.confirmed.applyAccepted(event);
+      this.view.applyAccepted(event);
+      return this.describe(before, touched, info);
+    }
     // Without pending sets the view is `confirmed` itself, changed in place below: keep the
     // records the event replaces (records are never changed in place) to tell what changed.
     const before = this.view === this.confirmed ? this.confirmed.subset(touched) : this.view;
     this.confirmed.applyAccepted(event);
-    const own = event.idempotencyKey;
     this.pending = this.pending.filter((set) => set.key !== own && !(set.status === "accepted" && set.version <= event.version));
-    return this.recompute(before, { version: event.version, local: false }, touched);
+    return this.recompute(before, info, touched);
+  }
+
+  /**
+   * Whether an event touching `touched` (written or removed UUIDs) leaves every pending set as it
+   * is: none is its own echo or accepted at its version or earlier, all applied at the last
+   * rebuild, and none wrote or names (as a reference or an operation's value) a touched object.
+   */
+  independentOfPending(touched, key) {
+    if (!this.allPendingApplied) return false;
+    for (const set of this.pending) {
+      if (set.key === key || set.status === "accepted") return false;
+      set.uuids ??= uuidsIn(set.fragments);
+      for (const uuid of touched) if (set.uuids.has(uuid) || this.pendingTouched.has(uuid)) return false;
+    }
+    return true;
   }
 
   /** Rule 8: a `reset` (or snapshot): new confirmed state; every unacknowledged set is sent again. */
@@ -785,6 +812,7 @@ export class SyncCore {
         // A set that no longer applies stays pending, invisible, until the server answers it.
         if (outcome.ok) outcomes.push(outcome);
       }
+      this.allPendingApplied = outcomes.length === this.pending.length;
       view.version = this.confirmed.version;
     }
     this.view = view;
@@ -812,6 +840,18 @@ export class SyncCore {
     }
     return { ...info, fragments, removed };
   }
+}
+
+/** Every UUID a list of fragments writes or names (lowercased), for `independentOfPending`. */
+function uuidsIn(fragments) {
+  const found = new Set();
+  const visit = (value) => {
+    if (typeof value === "string") { const uuid = wireUUID(value); if (uuid) found.add(uuid); }
+    else if (Array.isArray(value)) value.forEach(visit);
+    else if (value && typeof value === "object") Object.values(value).forEach(visit);
+  };
+  visit(fragments);
+  return found;
 }
 
 function touchedBy(outcomes) {
