@@ -6,7 +6,7 @@ extension ServeCommand {
     /// Every option as `(key, value)` in the order `--help` lists them: what `--print-config`
     /// prints and the keys a `--config` file may hold.
     var effectiveConfiguration: [(key: String, value: any Sendable)] {
-        [
+        let serve: [(key: String, value: any Sendable)] = [
             ("host", host), ("port", port), ("data-dir", dataDir), ("schema", schema ?? ""),
             ("heartbeat-interval", heartbeatInterval), ("history-limit", historyLimit),
             ("resume-buffer", resumeBuffer), ("snapshot-interval", snapshotInterval), ("loops", loops),
@@ -15,6 +15,28 @@ extension ServeCommand {
             ("max-pending-bytes", maxPendingBytes), ("grace-period", gracePeriod), ("drain-delay", drainDelay),
             ("idempotency-ttl", idempotencyTTL), ("access-log", accessLog), ("log-format", logFormat),
             ("log-level", logLevel),
+        ]
+        return serve + accessConfiguration
+    }
+
+    /// The auth, CORS, proxy and limit options; a repeatable option is one comma-separated value
+    /// (`trusted-proxy: "10.0.0.0/8, fd00::/8"`), as in its environment variable.
+    private var accessConfiguration: [(key: String, value: any Sendable)] {
+        let access = accessOptions
+        let jwtSecretFile: String = access.jwtSecretFile ?? ""
+        let jwtIssuer: String = access.jwtIssuer ?? ""
+        let jwtAudience: String = access.jwtAudience ?? ""
+        var rateBurst: any Sendable = ""
+        if let burst = access.rateBurst { rateBurst = burst }
+        func list(_ values: [String]) -> String { values.joined(separator: ",") }
+        return [
+            ("jwt-secret-file", jwtSecretFile), ("jwt-public-key", list(access.jwtPublicKey)),
+            ("jwks-file", list(access.jwksFile)), ("jwt-issuer", jwtIssuer), ("jwt-audience", jwtAudience),
+            ("anonymous-read", list(access.anonymousRead)), ("anonymous-write", list(access.anonymousWrite)),
+            ("cors-origin", list(access.corsOrigin)), ("cors-credentials", access.corsCredentials),
+            ("trusted-proxy", list(access.trustedProxy)), ("rate-limit", access.rateLimit), ("rate-burst", rateBurst),
+            ("max-streams-per-client", access.maxStreamsPerClient), ("max-streams", access.maxStreams),
+            ("stream-max-age", access.streamMaxAge),
         ]
     }
 

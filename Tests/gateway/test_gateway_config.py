@@ -61,6 +61,24 @@ def test_the_config_file_may_be_named_in_the_environment(jetstream_bin, tmp_path
     assert yaml.safe_load(result.stdout)["max-fragments"] == 12
 
 
+def test_auth_proxy_and_limit_options_from_the_file(jetstream_bin, tmp_path):
+    # A repeatable option is one comma-separated value, as in its environment variable.
+    config_file = tmp_path / "access.yaml"
+    config_file.write_text('trusted-proxy: "127.0.0.1, 10.0.0.0/8"\nmax-streams-per-client: 7\n'
+                           "cors-origin: https://a.example,https://b.example\nrate-limit: 5\n")
+    result = print_config(jetstream_bin, "--config", str(config_file))
+    assert result.returncode == 0, result.stderr
+    config = yaml.safe_load(result.stdout)
+    assert config["trusted-proxy"] == "127.0.0.1,10.0.0.0/8"
+    assert config["cors-origin"] == "https://a.example,https://b.example"
+    assert config["max-streams-per-client"] == 7 and config["rate-limit"] == 5
+    assert config["max-streams"] == 10000 and config["rate-burst"] == ""
+    bad = tmp_path / "bad-proxy.yaml"
+    bad.write_text("trusted-proxy: 10.0.0.0/33\n")
+    result = print_config(jetstream_bin, "--config", str(bad))
+    assert result.returncode != 0 and "10.0.0.0/33" in result.stderr
+
+
 def test_an_unknown_key_is_refused_naming_it(jetstream_bin, tmp_path):
     config_file = tmp_path / "typo.yaml"
     config_file.write_text("port: 1\nhearbeat-interval: 2\n")
