@@ -12,7 +12,7 @@ import time
 import pytest
 
 from gateway_helpers import Api, scope_name
-from test_gateway_nginx import Nginx, free_port
+from nginx_proxy import Nginx, free_port
 
 BENCH_TIMEOUT = 120
 

@@ -5,32 +5,20 @@ from __future__ import annotations
 
 import json
 import pathlib
-import shutil
 import time
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 
+from chromium_driver import chromium
 from gateway_helpers import Api, change, scope_name
 
 PAGE = pathlib.Path(__file__).resolve().parent / "eventsource.html"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 WAIT = 60.0
 
 
 @pytest.fixture
 def browser(tmp_path):
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                     "--no-first-run", "--no-proxy-server", "--disable-extensions",
-                     f"--user-data-dir={tmp_path / 'chromium-profile'}"):
-        options.add_argument(argument)
-    service = Service(executable_path=CHROMEDRIVER, log_output=str(tmp_path / "chromedriver.log"))
-    driver = webdriver.Chrome(service=service, options=options)
-    driver.set_script_timeout(30)
+    driver = chromium(tmp_path / "chromium")
     yield driver
     driver.quit()
 
