@@ -1,0 +1,183 @@
+// Scope (openScope's transport) against a scripted fetch: what the live server cannot be made to
+// do on cue — a gap in the stream, `closing`, a 503 — and a token provider that fails once.
+import { test, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { openScope, Rejection } from "../jetstream.mjs";
+import { DEMO_SCHEMA, canvasState, uuid, ROOT, shapeProperties } from "./fixtures.mjs";
+
+const S1 = uuid(1);
+const BACKOFF = { initial: 10, max: 50 };
+const opened = [];
+afterEach(() => { for (const scope of opened.splice(0)) scope.close(); });
+
+const json = (body, status = 200, headers = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
+
+/**
+ * A fetch that serves the demo schema and a canvas at version `version`, records every request,
+ * hands each event-stream request to the test as `{headers, push(text), end()}`, and answers
+ * POSTs with `answerPost(request)` (default: 200 at the next version).
+ */
+function scriptedServer({ version = 0, answerPost } = {}) {
+  const requests = [];
+  const streams = [];
+  let next = version;
+  const fetch = async (url, init = {}) => {
+    const path = new URL(url).pathname;
+    const request = { method: init.method ?? "GET", path, headers: init.headers ?? {}, body: init.body && JSON.parse(init.body) };
+    requests.push(request);
+    if (path === "/v1/schema") return json(DEMO_SCHEMA);
+    if (path === "/v1/scopes/canvas-1" && request.method === "GET") return json({ name: "canvas-1", ...canvasState(version, [[S1, { x: 1 }]]) });
+    if (path === "/v1/scopes/canvas-1/changesets") {
+      if (answerPost) { const answer = await answerPost(request); if (answer) return answer; }
+      next += 1;
+      return json({ version: next, fragmentReplies: request.body.fragments.map(() => ({})), idempotencyKey: request.headers["Idempotency-Key"] });
+    }
+    if (path === "/v1/scopes/canvas-1/events") {
+      let controller;
+      const body = new ReadableStream({ start(c) { controller = c; } });
+      const stream = {
+        headers: request.headers,
+        push: (text) => controller.enqueue(new TextEncoder().encode(text)),
+        end: () => { try { controller.close(); } catch { /* already ended */ } },
+      };
+      init.signal?.addEventListener("abort", () => { try { controller.error(new DOMException("aborted", "AbortError")); } catch { /* ended */ } });
+      streams.push(stream);
+      return new Response(body, { status: 200, headers: { "Content-Type": "text/event-stream" } });
+    }
+    return json({ type: "/problems/not-found", status: 404 }, 404);
+  };
+  return { fetch, requests, streams, posts: () => requests.filter((r) => r.method === "POST") };
+}
+
+async function open(server, options = {}) {
+  const scope = await openScope("canvas-1", { baseURL: "http://127.0.0.1:1", fetch: server.fetch, backoff: BACKOFF, clientId: "c", ...options });
+  opened.push(scope);
+  return scope;
+}
+
+async function waitFor(condition, what, timeout = 5000) {
+  const deadline = Date.now() + timeout;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, 5));
+  }
+}
+
+function within(promise, what, ms = 5000) {
+  let timer;
+  return Promise.race([promise, new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms); })])
+    .finally(() => clearTimeout(timer));
+}
+
+const changeset = (version, x, key) =>
+  `event: changeset\nid: ${version}\ndata: ${JSON.stringify({ version, fragments: [{ type: "change", uuid: S1, clsName: "Shape", properties: { x } }], removed: [], ...(key ? { idempotencyKey: key } : {}) })}\n\n`;
+
+test("the stream resumes from the confirmed version: Last-Event-ID on the first and every later request", async () => {
+  const server = scriptedServer({ version: 4 });
+  const scope = await open(server);
+  await waitFor(() => server.streams.length === 1 && scope.status === "live", "the stream");
+  assert.equal(server.streams[0].headers["Last-Event-ID"], "4");
+  server.streams[0].push(changeset(5, 50));
+  await waitFor(() => scope.version === 5, "version 5");
+  server.streams[0].end();   // a dropped stream: reconnect with backoff, from version 5
+  await waitFor(() => server.streams.length === 2, "a reconnect");
+  assert.equal(server.streams[1].headers["Last-Event-ID"], "5");
+  assert.equal(scope.get(S1).properties.x, 50);
+});
+
+test("rule 7: a gap in the stream (an event past version + 1) reconnects from the confirmed version; the gapped event is not applied", async () => {
+  const server = scriptedServer({ version: 0 });
+  const scope = await open(server, { backoff: { initial: 60_000, max: 60_000 } });
+  await waitFor(() => server.streams.length === 1, "the stream");
+  server.streams[0].push(changeset(1, 10));
+  server.streams[0].push(changeset(3, 30));
+  await waitFor(() => server.streams.length === 2, "an immediate reconnect after the gap (the backoff here is a minute)", 2000);
+  assert.equal(server.streams[1].headers["Last-Event-ID"], "1");
+  assert.equal(scope.version, 1);
+  assert.equal(scope.get(S1).properties.x, 10);
+  server.streams[1].push(changeset(2, 20) + changeset(3, 30));
+  await waitFor(() => scope.version === 3, "the missed events");
+  assert.equal(scope.get(S1).properties.x, 30);
+});
+
+test("event: closing reconnects at once, not after a backoff", async () => {
+  const server = scriptedServer({ version: 2 });
+  const scope = await open(server, { backoff: { initial: 60_000, max: 60_000 } });
+  await waitFor(() => server.streams.length === 1, "the stream");
+  server.streams[0].push("event: closing\ndata: {}\n\n");
+  await waitFor(() => server.streams.length === 2, "an immediate reconnect (the backoff here is a minute)", 2000);
+  assert.equal(server.streams[1].headers["Last-Event-ID"], "2");
+  assert.notEqual(scope.status, "closed");
+});
+
+test("rule 5: a 503 is retried with the same Idempotency-Key; the change resolves once", async () => {
+  let failures = 2;
+  const server = scriptedServer({ answerPost: () => (failures-- > 0 ? json({ type: "/problems/unavailable", status: 503 }, 503) : undefined) });
+  const scope = await open(server);
+  const answer = await within(scope.change([{ type: "change", uuid: S1, clsName: "Shape", properties: { x: 7 } }]), "the change accepted");
+  assert.deepEqual(answer, { version: 1 });
+  assert.deepEqual(server.posts().map((post) => post.headers["Idempotency-Key"]), ["c:1", "c:1", "c:1"]);
+  assert.deepEqual(server.posts()[0].body, { fragments: [{ type: "change", uuid: S1, clsName: "Shape", properties: { x: 7 } }] });
+});
+
+test("rule 2: collections are sent as operations, never as whole arrays", async () => {
+  const server = scriptedServer();
+  const scope = await open(server);
+  const id = scope.add("Shape", { x: 3 }, { before: S1 });
+  await waitFor(() => server.posts().length === 1, "the POST");
+  await within(scope.remove(S1), "the removal");
+  const [add, remove] = server.posts().map((post) => post.body.fragments);
+  assert.deepEqual(add, [
+    { type: "add", uuid: id, clsName: "Shape", properties: { x: 3 } },
+    { type: "change", uuid: ROOT, clsName: "Canvas", properties: { shapes: { insert: [id], before: S1 } } },
+  ]);
+  assert.deepEqual(remove, [{ type: "change", uuid: ROOT, clsName: "Canvas", properties: { shapes: { remove: [S1] } } }]);
+});
+
+test("rule 4: a 422 rejects the change with the server's reasons and rolls it back", async () => {
+  const problem = { type: "/problems/invalid-change-set", title: "Change set rejected", status: 422, detail: "1 of 1 fragments were rejected",
+                    fragmentReplies: [{ error: { type: "unknown-object", message: "no such object", property: undefined } }] };
+  const server = scriptedServer({ answerPost: () => json(problem, 422, { "Content-Type": "application/problem+json" }) });
+  const scope = await open(server);
+  const notifications = [];
+  scope.subscribe((notification) => notifications.push(notification));
+  const rejected = [];
+  scope.onRejected((rejection) => rejected.push(rejection));
+  const change = scope.set(S1, { x: 99 });
+  assert.equal(scope.get(S1).properties.x, 99, "optimistic");
+  const rejection = await within(change.then(() => assert.fail("accepted"), (error) => error), "the refusal");
+  assert.ok(rejection instanceof Rejection);
+  assert.equal(rejection.status, 422);
+  assert.equal(rejection.idempotencyKey, "c:1");
+  assert.deepEqual(rejection.reasons, ["no such object"]);
+  assert.deepEqual(rejected, [rejection]);
+  assert.deepEqual(scope.get(S1).properties, shapeProperties({ x: 1 }), "rolled back");
+  assert.equal(scope.pendingCount, 0);
+  const last = notifications.at(-1);
+  assert.equal(last.rejection, rejection);
+  assert.deepEqual(last.fragments.map((fragment) => [fragment.uuid, fragment.properties.x]), [[S1, 1]]);
+});
+
+test("a token provider that throws once on refresh does not stop the sender: the set is sent when it recovers", async () => {
+  const unhandled = [];
+  const onUnhandled = (reason) => unhandled.push(reason);
+  process.on("unhandledRejection", onUnhandled);
+  try {
+    let refreshes = 0;
+    const token = async ({ refresh }) => {
+      if (!refresh) return "first";
+      refreshes += 1;
+      if (refreshes === 1) throw new Error("the identity provider is briefly unreachable");
+      return "fresh";
+    };
+    const server = scriptedServer({ answerPost: (request) => (request.headers.Authorization === "Bearer first" ? json({ type: "/problems/token-expired", status: 401 }, 401) : undefined) });
+    const scope = await open(server, { token });
+    const answer = await within(scope.set(S1, { x: 5 }), "the change accepted with the recovered token");
+    assert.equal(answer.version, 1);
+    assert.equal(server.posts().at(-1).headers.Authorization, "Bearer fresh");
+    assert.deepEqual(unhandled, []);
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+  }
+});

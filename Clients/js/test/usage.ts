@@ -1,0 +1,130 @@
+// A typed usage of the public API of jetstream.mjs; must compile against ../jetstream.d.ts with
+// `tsc --noEmit -p Clients/js/test/tsconfig.json` (never run).
+import {
+  openScope, Rejection, JetstreamError, Scope, Status, Notification, ModelObject, Fragment,
+  ErrorKindName, Schema, ScopeState, SyncCore, applyChangeSet, applyOperation, backoffDelay, SSEParser,
+} from "/client/jetstream.mjs";
+
+declare function render(scope: Scope): void;
+declare function currentToken(refresh: boolean): Promise<string>;
+
+export async function main(): Promise<void> {
+  const scope: Scope = await openScope("canvas-1", {
+    baseURL: "https://sync.example.com",
+    token: ({ refresh }) => currentToken(refresh),
+    create: { clsName: "Canvas", properties: { name: "Board" } },
+    heartbeatInterval: 15,
+    backoff: { initial: 500, max: 30_000 },
+    transport: "auto",
+    clientId: "tab-1",
+    fetch: globalThis.fetch,
+  });
+  await openScope("canvas-2", { token: "a.b.c" });
+  await openScope("canvas-3");
+
+  const version: number = scope.version;
+  const root: string = scope.rootUUID;
+  const pending: number = scope.pendingCount;
+  const canvas: ModelObject | undefined = scope.get(root);
+  const shapes = canvas?.properties.shapes;
+  if (Array.isArray(shapes)) console.log(shapes.length, version, pending);
+
+  const unsubscribe: () => void = scope.subscribe((notification: Notification) => {
+    const { version, local, fragments, removed } = notification;
+    for (const fragment of fragments) {
+      const kind: "add" | "change" = fragment.type;
+      console.log(kind, fragment.uuid, fragment.clsName, fragment.properties.x, version, local);
+    }
+    removed.forEach((uuid: string) => console.log("gone", uuid));
+    if (notification.rejection) console.log(notification.rejection.reasons.join("\n"));
+    if (notification.deleted) console.log("deleted");
+    if (notification.error) console.log(notification.error.status);
+    render(scope);
+  });
+  unsubscribe();
+
+  // change: optimistic, resolves {version}, rejects with a Rejection.
+  const fragments: Fragment[] = [
+    { type: "change", uuid: root, clsName: "Canvas", properties: { name: "Renamed" } },
+    { type: "change", uuid: root, clsName: "Canvas", properties: { shapes: { insert: ["5f0c…"], before: null } } },
+    { type: "change", uuid: root, clsName: "Canvas", properties: { shapes: { remove: ["5f0c…"] } } },
+  ];
+  try {
+    const { version: accepted } = await scope.change(fragments);
+    console.log(accepted + 1);
+  } catch (error) {
+    if (error instanceof Rejection) {
+      const status: number = error.status;
+      const local: boolean = error.local;
+      const key: string | undefined = error.idempotencyKey;
+      const reasons: string[] = error.reasons;
+      const detail: string | undefined = error.problem?.detail;
+      for (const reply of error.fragmentReplies) {
+        const kind: ErrorKindName | undefined = reply.error?.type;
+        const property: string | undefined = reply.error?.property;
+        console.log(kind, property, reply.error?.message);
+      }
+      console.log(status, local, key, reasons, detail, error.type, error.fragments.length, error.message);
+    } else if (error instanceof JetstreamError) {
+      console.log(error.status, error.problem?.title, error.type);
+    }
+  }
+
+  // add / set / remove.
+  const shape: string = scope.add("Shape", { x: 10, y: 20, color: 0xff0000ff, label: "box" });
+  scope.add("Shape", { x: 1, y: 1 }, { parent: root, key: "shapes", before: shape, uuid: "7b7c…" });
+  scope.add("Shape");
+  const moved: Promise<{ version: number }> = scope.set(shape, { x: 30, y: 40 });
+  await moved;
+  await scope.set(root, { shapes: { insert: [shape], before: null } });
+  await scope.remove(shape);
+
+  // status narrowing: the four states, exhaustively.
+  const describeStatus = (status: Status): string => {
+    switch (status) {
+      case "connecting": return "connecting…";
+      case "live": return "live";
+      case "reconnecting": return "reconnecting…";
+      case "closed": return "closed";
+      default: {
+        const never: never = status;
+        return never;
+      }
+    }
+  };
+  console.log(describeStatus(scope.status));
+  const stopStatus: () => void = scope.onStatus((status) => console.log(describeStatus(status)));
+  stopStatus();
+
+  const stopRejected: () => void = scope.onRejected((rejection: Rejection) => {
+    console.log(rejection.status, rejection.reasons, rejection.fragmentReplies[0]?.error?.type);
+  });
+  stopRejected();
+
+  const snapshot = scope.snapshot();
+  console.log(snapshot.version, snapshot.rootUUID, snapshot.fragments.map((fragment) => fragment.uuid));
+  scope.close();
+}
+
+// The layers under openScope.
+export function layers(json: { models: Record<string, unknown> }): void {
+  const schema = new Schema(json);
+  console.log(schema.rootClass("canvas-1")?.name);
+  const core = new SyncCore(schema, { clientId: "test" });
+  core.load({ version: 0, rootUUID: "r", fragments: [] });
+  const { set, notification } = core.local([{ type: "change", uuid: "r", clsName: "Canvas", properties: { name: "x" } }]);
+  console.log(set.key, set.status, notification.local);
+  const next = core.nextToSend();
+  if (next) core.accepted(next, 1);
+  const outcome = core.event({ version: 1, fragments: [], idempotencyKey: set.key });
+  if (outcome && "gap" in outcome) console.log("reconnect");
+  const state = ScopeState.fromJSON({ version: 0, rootUUID: "r", fragments: [] });
+  const applied = applyChangeSet(state.clone(), schema, []);
+  if (applied.ok) console.log(applied.removed);
+  else console.log(applied.replies.length);
+  const order: string[] = applyOperation(["a", "b"], { insert: ["c"], before: "a" });
+  const delay: number = backoffDelay(3, { initial: 50 }, Math.random);
+  const parser = new SSEParser(({ type, id, data }) => console.log(type, id, data), (comment) => console.log(comment));
+  parser.feed("data: x\n\n");
+  console.log(order, delay);
+}
