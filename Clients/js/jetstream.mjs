@@ -750,10 +750,10 @@ export class SyncCore {
     const touched = new Set([...event.fragments.map((f) => f.uuid), ...(event.removed ?? [])]);
     const info = { version: event.version, local: false };
     const own = event.idempotencyKey;
-    if (this.view !== this.confirmed && this.independentOfPending(touched, own)) {
-      // The event changes nothing the pending sets wrote or name, and every one of them applies:
-      // re-applying them would give the view plus the event, so apply it to both and skip the
-      // rebuild (a drag keeps a set pending while other people's edits stream in).
+    if (this.view !== this.confirmed && this.independentOfPending(event, touched, own)) {
+      // The event changes only values of objects the pending sets neither wrote nor name, and
+      // every one of them applies: re-applying them would give the view plus the event, so apply
+      // it to both and skip the rebuild (a drag keeps a set pending while others' edits stream in).
       const before = this.view.subset(touched);
       this.confirmed.applyAccepted(event);
       this.view.applyAccepted(event);
@@ -768,12 +768,17 @@ export class SyncCore {
   }
 
   /**
-   * Whether an event touching `touched` (written or removed UUIDs) leaves every pending set as it
-   * is: none is its own echo or accepted at its version or earlier, all applied at the last
-   * rebuild, and none wrote or names (as a reference or an operation's value) a touched object.
+   * Whether an event leaves every pending set as it is and the view's reachability alone: it
+   * removes nothing and writes no reference (what stays in a scope depends on every path to an
+   * object, not only on the objects an event touches); none of the pending sets is its own echo
+   * or accepted; all applied at the last rebuild; none wrote or names a touched object.
    */
-  independentOfPending(touched, key) {
-    if (!this.allPendingApplied) return false;
+  independentOfPending(event, touched, key) {
+    if (!this.allPendingApplied || (event.removed?.length ?? 0) > 0) return false;
+    for (const fragment of event.fragments) {
+      const references = this.schema.modelClass(fragment.clsName)?.references;
+      if (!references || references.some((property) => property.name in fragment.properties)) return false;
+    }
     for (const set of this.pending) {
       if (set.key === key || set.status === "accepted") return false;
       set.uuids ??= uuidsIn(set.fragments);
@@ -1188,7 +1193,7 @@ export class Scope {
         this.emit(this.core.accepted(set, body.version));
       } else if (response.status === 401) {
         this.core.retry(set);
-        this.token = await this.resolveToken(true);
+        this.token = await this.resolveToken(true).catch(() => this.token);
         await this.sendBackoff(undefined);
       } else if (FINAL_STATUSES.has(response.status)) {
         const problem = await problemOf(response);
