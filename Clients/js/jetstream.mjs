@@ -1091,7 +1091,10 @@ export class Scope {
     this.closed = true;
     this.abort.abort();
     this.eventSource?.close();
-    if (typeof removeEventListener === "function") removeEventListener("online", this.onlineHandler);
+    if (typeof removeEventListener === "function") {
+      removeEventListener("online", this.onlineHandler);
+      removeEventListener("offline", this.offlineHandler);
+    }
     this.setStatus("closed");
     for (const { reject } of this.waiters.values()) reject(new JetstreamError(`scope ${this.name} was closed`));
     this.waiters.clear();
@@ -1123,8 +1126,13 @@ export class Scope {
     }
     this.emit(this.core.load(await response.json()));
     // Back online (a browser's `online` event): retry now instead of at the end of a backoff.
+    // Offline: drop the stream, so the status says so and it resumes from `version` on return.
     this.onlineHandler = () => { this.streamAttempt = 0; this.wakeStream?.(); this.kick(true); };
-    if (typeof addEventListener === "function") addEventListener("online", this.onlineHandler);
+    this.offlineHandler = () => this.dropStream?.();
+    if (typeof addEventListener === "function") {
+      addEventListener("online", this.onlineHandler);
+      addEventListener("offline", this.offlineHandler);
+    }
     this.followStream();
     this.sendLoop();
   }
@@ -1281,6 +1289,7 @@ export class Scope {
   async readWithFetch() {
     const controller = new AbortController();
     const abortStream = () => controller.abort();
+    this.dropStream = abortStream;
     this.abort.signal.addEventListener("abort", abortStream, { once: true });
     const silence = 2 * 1000 * (this.options.heartbeatInterval ?? 15);
     let watchdog;
@@ -1319,6 +1328,7 @@ export class Scope {
       const source = new EventSource(`${base}${this.streamPath()}?${query}`);
       this.eventSource = source;
       const finish = (outcome) => { source.close(); this.eventSource = null; resolve(outcome); };
+      this.dropStream = () => finish({ retry: true });
       source.onopen = () => this.setStatus("live");
       source.onerror = () => finish({ retry: true });
       for (const type of ["changeset", "snapshot", "reset", "deleted", "closing", "auth-expired", "error"]) {
