@@ -163,11 +163,16 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
 
+        // The client side of `text/event-stream`: an incremental parser, pure stdlib (no Foundation, no
+        // sockets), shared by the load generator and Swift clients.
+        .target(name: "ServerSentEvents", swiftSettings: strictSettings),
+
         // `jetstream bench`: an epoll HTTP/1.1 + SSE load generator (client side of the socket shim).
         .target(
             name: "LoadGenerator",
             dependencies: [
-                "CLinuxIO", "SocketLoop", "JetstreamJSON", .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "CLinuxIO", "SocketLoop", "JetstreamJSON", "ServerSentEvents",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: strictSettings),
 
@@ -218,6 +223,10 @@ let package = Package(
         .testTarget(
             name: "LoadGeneratorTests",
             dependencies: ["LoadGenerator", "SocketLoop", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "ServerSentEventsTests",
+            dependencies: ["ServerSentEvents", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strictSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store", "CSQLite"], swiftSettings: strictSettings),
         .testTarget(

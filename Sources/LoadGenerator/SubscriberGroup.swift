@@ -1,3 +1,5 @@
+import ServerSentEvents
+
 /// The SSE subscribers of one client loop: parses each stream and records every delivery as
 /// (subscriber, version, arrival time). Confined to its loop's thread; read after the loop is joined.
 final class SubscriberGroup: ClientConnectionDelegate {

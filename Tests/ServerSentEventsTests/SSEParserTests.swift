@@ -1,5 +1,5 @@
-import LoadGenerator
 import PropertyBased
+import ServerSentEvents
 import Testing
 
 /// The event-stream parser against the WHATWG interpretation rules, in any read split.
@@ -119,5 +119,22 @@ extension SSEParserTests {
             parser.consume(Array(bytes[cut...])) { seen.append($0.text) }
             #expect(seen == ["01", "ok"], "split at \(cut)")
         }
+    }
+
+    @Test("a client can raise maxLineBytes above the default: a 17 MiB data line arrives whole")
+    func largerBoundKeepsLongLines() {
+        #expect(SSEParser().maxLineBytes == SSEParser.defaultMaxLineBytes)
+        let payload = [UInt8](repeating: UInt8(ascii: "x"), count: SSEParser.defaultMaxLineBytes + 1024 * 1024)
+        let stream = Array("event: snapshot\ndata: ".utf8) + payload + Array("\n\n".utf8)
+        var parser = SSEParser(maxLineBytes: 64 * 1024 * 1024)
+        var seen: [SSEEvent] = []
+        let half = stream.count / 2
+        parser.consume(Array(stream[..<half])) { seen.append($0) }
+        parser.consume(Array(stream[half...])) { seen.append($0) }
+        #expect(seen.count == 1)
+        #expect(seen.first?.type == "snapshot")
+        #expect(seen.first?.data.count == payload.count)
+        let intact = seen.first?.data == payload  // a Bool: a failure must not print 17 MiB
+        #expect(intact)
     }
 }

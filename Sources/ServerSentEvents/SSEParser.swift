@@ -11,7 +11,13 @@
 /// }
 /// ```
 public struct SSEParser: Sendable {
-    /// The longest line kept; longer lines are truncated (a load generator must not grow without bound).
+    /// The default ``maxLineBytes``: 16 MiB.
+    public static let defaultMaxLineBytes = 16 * 1024 * 1024
+
+    /// The longest line kept, in bytes; the rest of a longer line is dropped silently, so a `data:`
+    /// line over the bound arrives truncated (a peer must not make the parser grow without bound).
+    /// One `data:` line holds a whole event payload: a client that receives full-state snapshots
+    /// (tens of MB) passes a bound above its largest expected event.
     public let maxLineBytes: Int
     /// False drops `data:` contents (events still dispatch, with empty ``SSEEvent/data``): a
     /// fan-out subscriber needs only the type and id, and copying each payload would cost the
@@ -36,7 +42,11 @@ public struct SSEParser: Sendable {
     /// Comment lines seen (keep-alives).
     public private(set) var comments = 0
 
-    public init(maxLineBytes: Int = 16 * 1024 * 1024, keepsData: Bool = true) {
+    /// - Parameters:
+    ///   - maxLineBytes: the longest line kept (default ``defaultMaxLineBytes``, 16 MiB); raise it
+    ///     for larger events, e.g. `SSEParser(maxLineBytes: 256 * 1024 * 1024)` for snapshots.
+    ///   - keepsData: false to drop `data:` contents (see ``keepsData``).
+    public init(maxLineBytes: Int = SSEParser.defaultMaxLineBytes, keepsData: Bool = true) {
         self.maxLineBytes = maxLineBytes
         self.keepsData = keepsData
     }
