@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "jetstream", targets: ["JetstreamCLI"]),
         .library(name: "JetstreamModel", targets: ["JetstreamModel"]),
         .library(name: "Jetstream", targets: ["Jetstream"]),
+        .library(name: "JetstreamClient", targets: ["JetstreamClient"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
     ],
     dependencies: [
@@ -64,6 +65,14 @@ let package = Package(
             swiftSettings: strictSettings),
         // The typed model framework of the original (ModelObject, Scope, observation).
         .target(name: "Jetstream", dependencies: ["JetstreamModel"], swiftSettings: strictSettings),
+        // The Swift client: Foundation (URLSession) and the shared model and SSE parser; no SwiftNIO.
+        .target(
+            name: "JetstreamClient",
+            dependencies: ["Jetstream", "JetstreamModel", "JetstreamJSON", "ServerSentEvents"],
+            swiftSettings: strictSettings),
+        .executableTarget(
+            name: "CanvasExample", dependencies: ["Jetstream", "JetstreamClient"], path: "Examples/Canvas",
+            swiftSettings: strictSettings),
 
         // Server engine: socket loop (no HTTP) → HTTP/1 parser (pure) → HTTP/2, compression → server.
         .target(

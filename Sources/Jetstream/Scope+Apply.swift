@@ -158,3 +158,20 @@ public enum ScopeApplyError: Error, CustomStringConvertible {
         }
     }
 }
+
+extension Scope {
+    /// Takes `state` as the model core's view of these objects without rebuilding it: a sync client
+    /// that validated every local change against its own copy of the state hands that copy over,
+    /// so the next remote application costs what it touches instead of a walk over every object.
+    /// The caller guarantees that `state` is what ``currentState()`` would build.
+    package func adoptState(_ state: ScopeState) {
+        stateMirror = state
+    }
+
+    /// Validates remote fragments against `schema` from now on (the server's `GET /v1/schema`),
+    /// instead of the one given at init or generated from the model classes.
+    package func adoptSchema(_ schema: Schema) {
+        providedSchema = schema
+        stateMirror = nil
+    }
+}

@@ -19,6 +19,7 @@ RULES=(
     "SocketLoop|HTTPServer HTTPTypes HTTP1 HTTP2 Gateway GatewayServer ScopeEngine|the socket loop knows nothing of HTTP or scopes"
     "HTTPServer HTTP1 HTTP2|Gateway GatewayServer ScopeEngine Store JetstreamModel|the HTTP engine knows nothing of scopes, the engine or the store"
     "LoadGenerator|JetstreamModel Gateway GatewayServer ScopeEngine|the load generator is a client: HTTP and JSON, not the model or the server"
+    "JetstreamClient|SocketLoop CLinuxIO HTTP1 HTTP2 HTTPCompression HTTPServer Gateway GatewayServer ScopeEngine Store LoadGenerator|the Swift client speaks HTTP through Foundation only (URLSession), never the server's engine"
     "ServerSentEvents|SocketLoop CLinuxIO HTTP1 HTTP2 HTTPCompression HTTPServer HTTPTypes Gateway GatewayServer ScopeEngine Store LoadGenerator JetstreamModel JetstreamJSON Jetstream|the SSE parser is pure stdlib, shared by the load generator and Swift clients"
 )
 
@@ -61,7 +62,7 @@ self_test() {
     trap 'rm -rf "$tree"' EXIT
     mkdir -p "$tree/Sources"
     cp -r Sources/ScopeEngine Sources/JetstreamModel Sources/JetstreamJSON Sources/SocketLoop Sources/HTTPServer \
-        Sources/HTTP1 Sources/HTTP2 Sources/LoadGenerator Sources/ServerSentEvents "$tree/Sources/"
+        Sources/HTTP1 Sources/HTTP2 Sources/LoadGenerator Sources/ServerSentEvents Sources/JetstreamClient "$tree/Sources/"
     sample=Sources/ScopeEngine/RecentChangeSets.swift
     check_tree "$tree" >/dev/null || { echo "architecture self-test: the unmodified copy fails"; return 1; }
     for form in 'import HTTPServer' '@testable import HTTPServer' 'public import HTTPServer' \

@@ -1,0 +1,241 @@
+import Foundation
+import Jetstream
+import JetstreamJSON
+import JetstreamModel
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A connection to a Jetstream gateway that keeps typed scopes in sync with it: the original
+/// framework's `session.fetch(scope)`, over HTTP and Server-Sent Events.
+///
+/// ```swift
+/// let canvas = Canvas()
+/// let scope = Scope(name: "canvas-1", root: canvas)
+/// let client = Client(url: URL(string: "http://127.0.0.1:8080")!)
+/// let sync = try await client.fetch(scope)          // the server's state is applied; now live
+/// canvas.shapes.append(Shape())                      // visible at once, sent as an operation
+/// sync.onRejected { rejection in print(rejection.reasons) }
+/// await sync.stop()
+/// ```
+public struct Client: Sendable {
+    /// Returns the bearer token to send, or nil for none. Called again after a `401` or
+    /// `event: auth-expired`, so it should return a fresh token then.
+    public typealias TokenProvider = @Sendable () async throws -> String?
+
+    /// The gateway's base URL (`http://host:port`, or a prefix behind a proxy).
+    public let url: URL
+    public let token: TokenProvider?
+    public let transport: any HTTPTransport
+    public var configuration: Configuration
+
+    /// Timing of the stream and the retries.
+    public struct Configuration: Sendable {
+        /// The server's `--heartbeat-interval`: a stream silent for twice this long is dropped.
+        public var heartbeatInterval: Duration = .seconds(15)
+        /// Reconnection and resend backoff: full jitter over [0, min(maximum, initial × 2^attempt)).
+        public var backoff = Backoff()
+        /// The prefix of this client's `Idempotency-Key`s (default: a random UUID per sync).
+        public var clientID: String?
+
+        public init() {}
+    }
+
+    /// A client of the gateway at `url`. `token` (optional) supplies bearer tokens.
+    public init(
+        url: URL, token: TokenProvider? = nil, transport: any HTTPTransport = URLSessionTransport(),
+        configuration: Configuration = Configuration()
+    ) {
+        self.url = url
+        self.token = token
+        self.transport = transport
+        self.configuration = configuration
+    }
+
+    /// Starts syncing `scope` with the gateway's scope of the same name: loads the schema and the
+    /// state, applies it to the scope (its root takes the server's root UUID), then follows the
+    /// event stream and sends the scope's local changes. Returns once the state is applied.
+    ///
+    /// Observers of the scope fire on the caller's actor (`isolation`), which must be the one
+    /// the scope's objects are used on — the main actor in an app.
+    ///
+    /// - Parameter createIfMissing: create the scope on the server (PUT) when it does not exist,
+    ///   from the local root; the local objects under it follow as the first change set.
+    /// - Throws: ``ClientError``: unknown scope, a schema that does not match the model classes,
+    ///   `401`/`403`, or the server unreachable.
+    public func fetch(
+        _ scope: Scope, createIfMissing: Bool = false, isolation: isolated (any Actor) = #isolation
+    ) async throws(ClientError) -> ScopeSync {
+        let schema = try await loadSchema()
+        try Self.check(scope, against: schema)
+        let path = "/v1/scopes/\(Self.escaped(scope.name))"
+        var answer = try await request("GET", path)
+        if answer.status == 404 && createIfMissing {
+            answer = try await create(root: try Self.rootForCreation(scope), path: path)
+        }
+        let status = answer.status
+        guard status == 200 || status == 201 else { throw ClientError.refused(status: status, problem: answer.body) }
+        let state = try Self.state(from: answer.body, schema: schema)
+        scope.flush()
+        scope.adoptSchema(schema)
+        let sync: ScopeSync
+        do {
+            if status == 201 {
+                // Created from the local root (same UUID): the local objects under it become the
+                // first pending change set, and the scope keeps showing them.
+                let local = try scope.currentState()
+                sync = ScopeSync(scope: scope, client: self, schema: schema, state: state, isolation: isolation)
+                try sync.queueLocalContent(local)
+            } else {
+                try scope.applyFullState(state.exportFragments(), rootUUID: state.rootUUID, version: state.version)
+                scope.adoptState(state)
+                sync = ScopeSync(scope: scope, client: self, schema: schema, state: state, isolation: isolation)
+            }
+        } catch {
+            throw ClientError.invalidState("\(error)")
+        }
+        sync.start()
+        return sync
+    }
+
+    // MARK: - Requests
+
+    func loadSchema() async throws(ClientError) -> Schema {
+        let answer = try await request("GET", "/v1/schema")
+        guard answer.status == 200 else { throw ClientError.refused(status: answer.status, problem: answer.body) }
+        do {
+            return try Schema.parse(json: answer.body)
+        } catch {
+            throw ClientError.invalidState("GET /v1/schema: \(error)")
+        }
+    }
+
+    /// PUT the scope with `root`; a scope another client created meanwhile is followed instead.
+    private func create(root: JSONValue, path: String) async throws(ClientError) -> Answer {
+        let answer = try await request("PUT", path, body: ["root": root])
+        return answer.status == 409 ? try await request("GET", path) : answer
+    }
+
+    /// The local root for `PUT`: its UUID and scalar properties; references and collections start
+    /// empty — the objects they hold are sent as the first change set.
+    private static func rootForCreation(_ scope: Scope) throws(ClientError) -> JSONValue {
+        var properties = JSONObject()
+        do {
+            let root = try scope.currentState().root
+            for (index, property) in root.modelClass.properties.enumerated()
+            where property.type.referencedClassName == nil {
+                properties.appendUnchecked(key: property.name, value: root.values[index].jsonValue)
+            }
+        } catch {
+            throw ClientError.invalidState("the local scope does not satisfy the schema: \(error)")
+        }
+        return [
+            "clsName": .string(type(of: scope.root).className), "uuid": .string(scope.root.uuid.wireString),
+            "properties": .object(properties),
+        ]
+    }
+
+    /// A response: its status, body and `Retry-After` (seconds), if any.
+    struct Answer: Sendable {
+        let status: Int
+        let body: [UInt8]
+        let retryAfter: Int?
+    }
+
+    /// One request with the token; a `401` asks the token provider once more and retries.
+    func request(
+        _ method: String, _ path: String, body: JSONValue? = nil, headers: [String: String] = [:]
+    ) async throws(ClientError) -> Answer {
+        var refreshed = false
+        while true {
+            var request = URLRequest(url: url.appending(path: path))
+            request.httpMethod = method
+            request.setValue("application/json", forHTTPHeaderField: "Accept")
+            for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+            if let body {
+                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+                request.httpBody = Data(body.encoded())
+            }
+            if let token = try await currentToken() {
+                request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            }
+            let data: Data
+            let response: HTTPURLResponse
+            do {
+                (data, response) = try await transport.data(for: request)
+            } catch {
+                throw ClientError.unreachable("\(method) \(path): \(error.localizedDescription)")
+            }
+            if response.statusCode == 401 && !refreshed && token != nil {
+                refreshed = true
+                continue
+            }
+            let retryAfter = response.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0) }
+            return Answer(status: response.statusCode, body: [UInt8](data), retryAfter: retryAfter)
+        }
+    }
+
+    func currentToken() async throws(ClientError) -> String? {
+        guard let token else { return nil }
+        do {
+            return try await token()
+        } catch {
+            throw ClientError.unauthorized("the token provider failed: \(error)")
+        }
+    }
+
+    static func escaped(_ name: String) -> String {
+        name.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "._~-")))
+            ?? name
+    }
+
+    static func state(from body: [UInt8], schema: Schema) throws(ClientError) -> ScopeState {
+        do {
+            let json = try JSONParser.parse(body)
+            guard let rootText = json["rootUUID"]?.string, let rootUUID = UUID(wireString: rootText),
+                let fragmentsJSON = json["fragments"]?.array, let version = json["version"]?.number?.int64Value
+            else { throw ClientError.invalidState("a state needs version, rootUUID and fragments") }
+            let fragments = try fragmentsJSON.map { element throws(FragmentError) in try SyncFragment(json: element) }
+            return try ScopeState(importing: fragments, rootUUID: rootUUID, version: Int(version), schema: schema)
+        } catch let error as ClientError {
+            throw error
+        } catch {
+            throw ClientError.invalidState("the server's state: \(error)")
+        }
+    }
+
+    /// The model classes of `scope` must agree with the server's schema: every class and synced
+    /// property the app declares exists there with the same type.
+    static func check(_ scope: Scope, against server: Schema) throws(ClientError) {
+        let local: Schema
+        do {
+            local = try scope.schema()
+        } catch {
+            throw ClientError.schemaMismatch(["the model classes do not form a schema: \(error)"])
+        }
+        var problems: [String] = []
+        for modelClass in local.classes {
+            guard let serverClass = server.modelClass(named: modelClass.name) else {
+                problems.append("the server has no class \(modelClass.name)")
+                continue
+            }
+            for property in modelClass.properties {
+                guard let serverProperty = serverClass.properties.first(where: { $0.name == property.name }) else {
+                    problems.append("\(modelClass.name).\(property.name) is not in the server's schema")
+                    continue
+                }
+                if serverProperty.type != property.type || serverProperty.isNullable != property.isNullable {
+                    problems.append(
+                        "\(modelClass.name).\(property.name) is \(property.type.name)\(property.isNullable ? "?" : "") here, "
+                            + "\(serverProperty.type.name)\(serverProperty.isNullable ? "?" : "") on the server")
+                }
+            }
+        }
+        if let rule = server.rootClass(forScope: scope.name), rule.name != type(of: scope.root).className {
+            problems.append(
+                "scope \(scope.name) has a \(rule.name) root on the server, a \(type(of: scope.root).className) here")
+        }
+        guard problems.isEmpty else { throw ClientError.schemaMismatch(problems) }
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import JetstreamJSON
+import JetstreamModel
+
+/// A local change set on its way to the server (CLIENTS.md, "The algorithm").
+struct PendingChangeSet: Sendable {
+    enum Status: Sendable, Equatable {
+        case queued
+        case inFlight
+        /// The server accepted it at this version; it stays until the stream reaches it.
+        case accepted(version: Int)
+    }
+
+    /// The fixed `Idempotency-Key`: `<client id>:<sequence>`.
+    let key: String
+    let fragments: [SyncFragment]
+    var status: Status
+}
+
+/// What the typed scope has to do so that it shows the engine's view.
+enum ViewUpdate: Sendable {
+    /// Nothing visible changed.
+    case none
+    /// Apply these fragments (with `Scope.applySyncFragments`): one batch for the observers.
+    case fragments([SyncFragment])
+}
+
+/// The sync algorithm over the model core's states, with no I/O and no clock: `confirmed` is the
+/// server's state at `version`, `pending` the local change sets in creation order, and `view` the
+/// state the application sees — `confirmed` with every pending set re-applied. Each step returns
+/// the update that brings the typed scope from the previous view to the new one.
+///
+/// ```swift
+/// var engine = SyncEngine(state: serverState, schema: schema, clientID: "c1")
+/// guard case .success(let key) = engine.local(recorded.fragments) else { … }   // optimistic
+/// let set = engine.nextToSend()!                                               // POST with set.key
+/// engine.accepted(key: set.key, version: 42)
+/// ```
+struct SyncEngine: Sendable {
+    let schema: Schema
+    let clientID: String
+    private(set) var confirmed: ScopeState
+    private(set) var view: ScopeState
+    private(set) var pending: [PendingChangeSet] = []
+    private var sequence = 0
+    /// UUIDs the pending sets changed in the current view: a rebase may change them back.
+    private var pendingTouched: Set<UUID> = []
+
+    init(state: ScopeState, schema: Schema, clientID: String) {
+        self.schema = schema
+        self.clientID = clientID
+        self.confirmed = state
+        self.view = state
+    }
+
+    /// The server version the view is based on.
+    var version: Int { confirmed.version }
+
+    /// Rule 1: a local change set, checked against the view. On success the view includes it
+    /// (the typed scope already shows it) and it is queued under a new key; otherwise the replies
+    /// say why, and nothing changed.
+    mutating func local(_ fragments: [SyncFragment]) -> Result<String, LocalRejection> {
+        switch view.applying(fragments, schema: schema, limits: .unlimited) {
+        case .rejected(let replies):
+            return .failure(LocalRejection(replies: replies))
+        case .accepted(let applied):
+            sequence += 1
+            let key = "\(clientID):\(sequence)"
+            pending.append(PendingChangeSet(key: key, fragments: fragments, status: .queued))
+            view = applied.state.withVersion(confirmed.version)
+            pendingTouched.formUnion(Self.touched(by: applied))
+            return .success(key)
+        }
+    }
+
+    /// Rules 2 and 5: the first queued set when none is in flight, now marked in flight.
+    mutating func nextToSend() -> PendingChangeSet? {
+        guard !pending.contains(where: { $0.status == .inFlight }),
+            let index = pending.firstIndex(where: { $0.status == .queued })
+        else { return nil }
+        pending[index].status = .inFlight
+        return pending[index]
+    }
+
+    /// Rule 5: back to the queue after a network error or a 5xx, to be sent again with its key.
+    mutating func retry(key: String) {
+        if let index = pending.firstIndex(where: { $0.key == key }), pending[index].status == .inFlight {
+            pending[index].status = .queued
+        }
+    }
+
+    /// Rule 3: accepted at `version`; kept until the stream's confirmed state reaches it.
+    mutating func accepted(key: String, version: Int) -> ViewUpdate {
+        guard let index = pending.firstIndex(where: { $0.key == key }) else { return .none }
+        pending[index].status = .accepted(version: version)
+        guard version <= confirmed.version else { return .none }
+        pending.remove(at: index)
+        return rebuild(touched: [])
+    }
+
+    /// Rule 4: refused by the server; its effect leaves the view.
+    mutating func rejected(key: String) -> ViewUpdate {
+        guard let index = pending.firstIndex(where: { $0.key == key }) else { return .none }
+        pending.remove(at: index)
+        return rebuild(touched: [])
+    }
+
+    enum EventOutcome: Sendable {
+        /// Already applied (an event at or below `version`).
+        case stale
+        /// Ahead of `version + 1`: reconnect with `Last-Event-ID: version`.
+        case gap
+        case applied(ViewUpdate)
+        /// The event does not apply to the confirmed state: the stream and this client disagree;
+        /// reconnect from a full state.
+        case inconsistent([FragmentReply])
+    }
+
+    /// Rules 6 and 7: a `changeset` event of the server.
+    mutating func event(
+        version: Int, fragments: [SyncFragment], removed: [UUID], idempotencyKey: String?
+    ) -> EventOutcome {
+        guard version > confirmed.version else { return .stale }
+        guard version == confirmed.version + 1 else { return .gap }
+        switch confirmed.applying(fragments, schema: schema, limits: .unlimited) {
+        case .rejected(let replies):
+            return .inconsistent(replies)
+        case .accepted(let applied):
+            confirmed = applied.state.withVersion(version)
+        }
+        if pending.isEmpty {
+            // The view is the confirmed state: the typed scope applies the event as it is.
+            view = confirmed
+            return .applied(.fragments(fragments))
+        }
+        pending.removeAll { set in
+            if set.key == idempotencyKey { return true }
+            if case .accepted(let acceptedVersion) = set.status { return acceptedVersion <= version }
+            return false
+        }
+        return .applied(rebuild(touched: Set(fragments.map(\.uuid)).union(removed)))
+    }
+
+    /// Rule 8: a `reset` (or snapshot). The confirmed state is replaced; every set not yet
+    /// accepted at or below its version is sent again with its key. The typed scope takes the
+    /// whole view (`view`), so no update is returned.
+    mutating func reset(to state: ScopeState) {
+        confirmed = state
+        pending.removeAll { set in
+            if case .accepted(let acceptedVersion) = set.status { return acceptedVersion <= state.version }
+            return false
+        }
+        for index in pending.indices where pending[index].status != .inFlight {
+            pending[index].status = .queued
+        }
+        _ = rebuild(touched: [])
+    }
+
+    /// The view rebuilt from `confirmed` and the pending sets that still apply (a set that no
+    /// longer applies stays pending, invisible, until the server answers it), and the fragments
+    /// that turn the previous view into it: candidates are what the event touched and what the
+    /// pending sets touched before and after.
+    private mutating func rebuild(touched: Set<UUID>) -> ViewUpdate {
+        let previous = view
+        var next = confirmed
+        var nowTouched: Set<UUID> = []
+        for set in pending {
+            if case .accepted(let applied) = next.applying(set.fragments, schema: schema, limits: .unlimited) {
+                next = applied.state
+                nowTouched.formUnion(Self.touched(by: applied))
+            }
+        }
+        view = next.withVersion(confirmed.version)
+        let candidates = touched.union(pendingTouched).union(nowTouched)
+        pendingTouched = nowTouched
+        let fragments = Self.difference(from: previous, to: view, among: candidates)
+        return fragments.isEmpty ? .none : .fragments(fragments)
+    }
+
+    private static func touched(by applied: AppliedChangeSet) -> Set<UUID> {
+        Set(applied.fragments.map(\.uuid)).union(applied.removed)
+    }
+
+    /// Fragments that turn `old` into `new` for the objects in `candidates`: an `add` with every
+    /// property for an object only `new` has, a `change` of the differing properties (whole
+    /// values) for one both have. Objects only `old` has leave by reachability once the
+    /// references to them are written.
+    static func difference(from old: ScopeState, to new: ScopeState, among candidates: Set<UUID>) -> [SyncFragment] {
+        var adds: [SyncFragment] = []
+        var changes: [SyncFragment] = []
+        for uuid in candidates.sorted(by: { $0.wireString < $1.wireString }) {
+            guard let now = new.object(uuid) else { continue }
+            guard let then = old.object(uuid), then.clsName == now.clsName else {
+                adds.append(SyncFragment(type: .add, uuid: uuid, clsName: now.clsName, properties: now.propertiesJSON))
+                continue
+            }
+            guard then.values != now.values else { continue }
+            var properties = JSONObject()
+            for (index, property) in now.modelClass.properties.enumerated()
+            where then.values[index] != now.values[index] {
+                properties.appendUnchecked(key: property.name, value: now.values[index].jsonValue)
+            }
+            changes.append(SyncFragment(type: .change, uuid: uuid, clsName: now.clsName, properties: properties))
+        }
+        return adds + changes
+    }
+}
+
+/// A local change set the schema refuses: one reply per fragment, as the server would give them.
+struct LocalRejection: Error, Sendable {
+    let replies: [FragmentReply]
+}
