@@ -98,8 +98,8 @@ class Tab:
                                      f"({expression}); page: {self.describe()}")
             time.sleep(0.1)
 
-    def open(self, base_url: str, scope: str) -> None:
-        self.driver.get(f"{base_url}/demo/?scope={scope}")
+    def open(self, base_url: str, scope: str, transport: str = "auto") -> None:
+        self.driver.get(f"{base_url}/demo/?scope={scope}&transport={transport}")
         self.wait("window.demo && demo.ready && demo.scope.status === 'live' "
                   "&& document.getElementById('badge').dataset.status === 'live'",
                   "the demo opens the scope and goes live")
@@ -276,11 +276,14 @@ def drag(tab: Tab, element, dx: int, dy: int, steps: int = 5) -> None:
 
 # -- the tests --------------------------------------------------------------------------------------
 
-def test_shapes_added_concurrently_in_two_tabs_all_appear_in_both_once(base_url, api, tabs):
+@pytest.mark.parametrize("transport_b", ["fetch", "eventsource"])
+def test_shapes_added_concurrently_in_two_tabs_all_appear_in_both_once(base_url, api, tabs, transport_b):
+    """Tab B reads the stream with fetch, or with the EventSource fallback (?lastEventId=)."""
     a, b = tabs
     name = scope_name()
     a.open(base_url, name)  # creates the scope (PUT), as a first visitor's page does
-    b.open(base_url, name)
+    b.open(base_url, name, transport=transport_b)
+    assert b.value("demo.scope.eventSource instanceof EventSource") is (transport_b == "eventsource")
     start = api.state(name)["version"]
     added = {"A": [], "B": []}
     # Interleaved A, B, A, B…: half through the toolbar's buttons (a real click; the page selects
@@ -348,13 +351,13 @@ def test_a_drag_and_a_resize_in_one_tab_show_in_the_other(base_url, api, tabs):
     assert (untouched["x"], untouched["y"], untouched["width"]) == (460, 120, 110)
 
 
-def test_a_refused_edit_springs_back_with_the_reason_visible(server, api, tabs):
+def test_a_refused_edit_springs_back_with_the_reason_visible(base_url, api, tabs):
     a, b = tabs
     name, (first, second) = new_canvas(api, [
         {"x": 60, "y": 60, "width": 140, "height": 90, "label": "first", "color": COLORS[1]},
         {"x": 300, "y": 200, "width": 140, "height": 90, "label": "second", "color": COLORS[3]}])
-    a.open(server.url, name)
-    b.open(server.url, name)
+    a.open(base_url, name)
+    b.open(base_url, name)
     start = api.state(name)["version"]
 
     # (a) Obviously bad input: refused in the browser against the schema, nothing sent.
@@ -451,13 +454,13 @@ def test_both_tabs_resume_without_reload_after_the_server_is_killed_and_restarte
     api.close()
 
 
-def test_an_offline_tab_queues_its_edits_and_sends_each_once_on_return(server, api, tabs):
+def test_an_offline_tab_queues_its_edits_and_sends_each_once_on_return(base_url, api, tabs):
     a, b = tabs
     name, (first, second) = new_canvas(api, [
         {"x": 60, "y": 80, "width": 140, "height": 90, "label": "first", "color": COLORS[0]},
         {"x": 320, "y": 160, "width": 140, "height": 90, "label": "second", "color": COLORS[1]}])
-    a.open(server.url, name)
-    b.open(server.url, name)
+    a.open(base_url, name)
+    b.open(base_url, name)
     start = api.state(name)["version"]
 
     b.set_offline(True)
