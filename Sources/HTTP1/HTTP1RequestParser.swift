@@ -18,6 +18,55 @@ public enum HTTP1RequestParser {
         bytes.withUnsafeBytes { parse($0, limits: limits) }
     }
 
+    /// Parses a request head that arrives in pieces without scanning it again from byte 0 on every
+    /// read (picohttpparser's `last_len`): `previouslyScanned` is how many bytes of this head an
+    /// earlier call already answered `.incomplete` for. Only the bytes after them (and the three
+    /// before, which may start the blank line) are looked at, for the end of the head or a bare CR
+    /// or LF; the whole head is parsed when one of those arrives or when the bytes exceed the head
+    /// limit. A dribbled head thus costs each byte a constant, where parsing the prefix again costs
+    /// the square. Pass 0 for the first piece: it is parsed at once, so garbage is refused from its
+    /// first read. Other malformed bytes in a later piece are refused when the head ends or
+    /// outgrows the limit (or by the header read timeout), not as they arrive.
+    ///
+    /// ```swift
+    /// var scanned = 0
+    /// switch HTTP1RequestParser.parse(buffer, limits: limits, previouslyScanned: scanned) {
+    /// case .incomplete: scanned = buffer.count      // wait for more bytes
+    /// case .complete, .invalid: scanned = 0         // the next head starts afresh
+    /// }
+    /// ```
+    public static func parse(
+        _ buffer: UnsafeRawBufferPointer, limits: HTTP1ParserLimits = HTTP1ParserLimits(), previouslyScanned: Int
+    ) -> HTTP1ParseResult {
+        if previouslyScanned > 0, buffer.count <= limits.maxHeaderBytes,
+            !needsFullParse(buffer, from: max(0, previouslyScanned - 3))
+        {
+            return .incomplete
+        }
+        return parse(buffer, limits: limits)
+    }
+
+    /// Whether the bytes from `start` on hold the end of a head (CR LF CR LF), a bare LF or a CR
+    /// followed by something else: then the whole head must be parsed to answer.
+    static func needsFullParse(_ buffer: UnsafeRawBufferPointer, from start: Int) -> Bool {
+        let cr = HTTP1Syntax.cr
+        let lf = HTTP1Syntax.lf
+        var index = start
+        while index < buffer.count {
+            switch buffer[index] {
+            case lf:
+                if index == 0 || buffer[index - 1] != cr { return true }
+                if index >= 3 && buffer[index - 3] == cr && buffer[index - 2] == lf { return true }
+            case cr:
+                if index + 1 < buffer.count && buffer[index + 1] != lf { return true }
+            default:
+                break
+            }
+            index += 1
+        }
+        return false
+    }
+
     /// Parses a request head from the start of `buffer`; the buffer is only read.
     public static func parse(
         _ buffer: UnsafeRawBufferPointer, limits: HTTP1ParserLimits = HTTP1ParserLimits()

@@ -63,17 +63,22 @@ extension HTTP1ConnectionHandler {
         state.headStarted(now: now)
         let limits = core.parserLimits
         let start = inputStart
+        let scanned = headBytesScanned
         let result = input.withUnsafeBytes {
-            HTTP1RequestParser.parse(UnsafeRawBufferPointer(rebasing: $0[start...]), limits: limits)
+            HTTP1RequestParser.parse(
+                UnsafeRawBufferPointer(rebasing: $0[start...]), limits: limits, previouslyScanned: scanned)
         }
         switch result {
         case .incomplete:
+            headBytesScanned = input.count - inputStart
             syncDeadline()
             return false
         case .invalid(let error):
+            headBytesScanned = 0
             reject(error)
             return false
         case .complete(let head, let consumed):
+            headBytesScanned = 0
             inputStart += consumed
             return beginRequest(head)
         }

@@ -15,6 +15,9 @@ final class HTTP1ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
     /// Received bytes not yet consumed, from `inputStart`.
     var input: [UInt8] = []
     var inputStart = 0
+    /// Bytes of the current request head already parsed as incomplete: the next parse searches
+    /// only what arrived after them (a dribbled head is not scanned again from its first byte).
+    var headBytesScanned = 0
     var isProcessing = false
     var isWaitingForDrain = false
     var isFirstRequest = true

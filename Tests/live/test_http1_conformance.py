@@ -643,6 +643,27 @@ def test_slowloris_header_read_is_closed(start_server):
         assert conn.buffer == b"" or conn.buffer.startswith(b"HTTP/1.1 408")
 
 
+def test_a_head_sent_in_small_pieces_is_answered_once_it_ends(server):
+    # The parser resumes where it stopped (only new bytes are searched for the end of the head);
+    # a long head dribbled in 7-byte segments still parses to the same request.
+    head = b"GET /static HTTP/1.1\r\nHost: t\r\nX-Pad: " + b"v" * 12000 + b"\r\n\r\n"
+    with RawConnection(*server.address, timeout=30.0) as conn:
+        conn.send_slowly(head, chunk=7)
+        response = conn.read_response()
+        assert response.status == 200
+        assert len(response.body) == 2560
+
+
+def test_a_bare_lf_late_in_a_dribbled_head_is_refused_when_it_arrives(server):
+    # Resuming must not let a smuggling vector in a later piece wait for the end of the head.
+    with RawConnection(*server.address, timeout=30.0) as conn:
+        conn.send_slowly(b"GET /static HTTP/1.1\r\nHost: t\r\nX-Pad: " + b"v" * 2000, chunk=50)
+        conn.send(b"\nY: 1")  # a bare LF; the head has not ended and never will
+        response = conn.read_response(timeout=5.0)  # well before the 10 s header timeout's 408
+        assert response.status == 400
+        assert conn.closed_by_server()
+
+
 def test_partial_body_is_closed_after_idle_timeout(start_server):
     server = start_server("--idle-timeout", "1", "--header-timeout", "1")
     with RawConnection(*server.address) as conn:
