@@ -31,6 +31,17 @@ public final class GatewayMetrics: ScopeEngineObserver {
     let openStreams: CoreMetrics.Gauge
     let openConnections: CoreMetrics.Gauge
     let droppedSlowSubscribers: CoreMetrics.Counter
+    /// Connections closed at once at the descriptor limit, and listener pauses for it.
+    let shedConnections: CoreMetrics.Counter
+    let listenerPauses: CoreMetrics.Counter
+    /// Requests answered before routing, by status and the parser's (or deadline's) reason: a
+    /// fixed set of sentences, so the label stays small.
+    private let rejections = Mutex<[RejectionKey: CoreMetrics.Counter]>([:])
+
+    private struct RejectionKey: Hashable {
+        let status: Int
+        let reason: String
+    }
     private let requestInstruments = Mutex<[RequestKey: RequestInstruments]>([:])
 
     private struct RequestKey: Hashable {
@@ -47,6 +58,8 @@ public final class GatewayMetrics: ScopeEngineObserver {
     private struct EngineObservation {
         let stats: @Sendable () -> HTTPServerStats
         var droppedSeen = 0
+        var shedSeen = 0
+        var pausesSeen = 0
     }
 
     static let commitBuckets: [Duration] = [
@@ -98,6 +111,8 @@ public final class GatewayMetrics: ScopeEngineObserver {
         openConnections = CoreMetrics.Gauge(label: "jetstream_http_connections_open", factory: factory)
         droppedSlowSubscribers = CoreMetrics.Counter(
             label: "jetstream_sse_slow_subscribers_dropped_total", factory: factory)
+        shedConnections = CoreMetrics.Counter(label: "jetstream_connections_shed_total", factory: factory)
+        listenerPauses = CoreMetrics.Counter(label: "jetstream_listener_pauses_total", factory: factory)
     }
 
     /// Reads open streams, connections and dropped slow subscribers from `server` at each scrape.
@@ -109,6 +124,21 @@ public final class GatewayMetrics: ScopeEngineObserver {
     /// by the route that answered it (`other` when none matched).
     public func recordRequest(_ entry: AccessLogEntry) {
         recordRequest(route: entry.route ?? "other", status: entry.status, duration: entry.duration)
+        if let reason = entry.rejection { recordRejection(status: entry.status, reason: reason) }
+    }
+
+    /// Counts a request answered before routing: `jetstream_http_rejected_total{status, reason}`.
+    func recordRejection(status: Int, reason: String) {
+        let key = RejectionKey(status: status, reason: reason)
+        let counter = rejections.withLock { counters in
+            if let existing = counters[key] { return existing }
+            let created = CoreMetrics.Counter(
+                label: "jetstream_http_rejected_total", dimensions: [("status", String(status)), ("reason", reason)],
+                factory: factory)
+            counters[key] = created
+            return created
+        }
+        counter.increment()
     }
 
     func recordRequest(route: String, status: Int, duration: Duration) {
@@ -150,16 +180,22 @@ public final class GatewayMetrics: ScopeEngineObserver {
 
     /// Every metric in the Prometheus text exposition format.
     public func exposition() -> [UInt8] {
-        let sample = engine.withLock { observation -> (HTTPServerStats, Int)? in
+        let sample = engine.withLock { observation -> (HTTPServerStats, dropped: Int, shed: Int, pauses: Int)? in
             guard let stats = observation?.stats() else { return nil }
-            let delta = max(0, stats.droppedSlowSubscribers - observation!.droppedSeen)
+            let dropped = max(0, stats.droppedSlowSubscribers - observation!.droppedSeen)
+            let shed = max(0, stats.shedConnections - observation!.shedSeen)
+            let pauses = max(0, stats.listenerPauses - observation!.pausesSeen)
             observation!.droppedSeen = stats.droppedSlowSubscribers
-            return (stats, delta)
+            observation!.shedSeen = stats.shedConnections
+            observation!.pausesSeen = stats.listenerPauses
+            return (stats, dropped, shed, pauses)
         }
-        if let (stats, droppedSinceLastScrape) = sample {
+        if let (stats, dropped, shed, pauses) = sample {
             openStreams.record(stats.openStreams)
             openConnections.record(stats.openConnections)
-            if droppedSinceLastScrape > 0 { droppedSlowSubscribers.increment(by: droppedSinceLastScrape) }
+            if dropped > 0 { droppedSlowSubscribers.increment(by: dropped) }
+            if shed > 0 { shedConnections.increment(by: shed) }
+            if pauses > 0 { listenerPauses.increment(by: pauses) }
         }
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)

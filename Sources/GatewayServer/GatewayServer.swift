@@ -137,12 +137,14 @@ public final class GatewayServer: Sendable {
                 let client = ClientAddress.resolve(
                     peer: entry.remoteAddress, forwardedFor: entry.forwardedFor, forwarded: entry.forwarded,
                     trusted: trusted)
+                var metadata: Logger.Metadata = [
+                    "client": "\(client)", "bytes": "\(entry.bodyBytes)", "stream": "\(entry.streamed)",
+                    "ms": "\(milliseconds(entry.duration))",
+                ]
+                // Answered before routing (a malformed or smuggling head, a limit, a deadline).
+                if let reason = entry.rejection { metadata["rejected"] = "\(reason)" }
                 accessLogger.info(
-                    "\(entry.method) \(entry.target) \(entry.version) \(entry.status)",
-                    metadata: [
-                        "client": "\(client)", "bytes": "\(entry.bodyBytes)", "stream": "\(entry.streamed)",
-                        "ms": "\(milliseconds(entry.duration))",
-                    ])
+                    "\(entry.method) \(entry.target) \(entry.version) \(entry.status)", metadata: metadata)
             }
         } else {
             http.accessLog = { entry in metrics.recordRequest(entry) }

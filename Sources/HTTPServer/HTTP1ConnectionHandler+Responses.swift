@@ -103,6 +103,7 @@ extension HTTP1ConnectionHandler {
             into: &head)
         connection.write(ByteSlice(SharedBytes(parts: [head, body])))
         connection.closeAfterFlush()
+        core.recordRejection(status: error.status, reason: error.reason, bodyBytes: body.count, connection: connection)
     }
 
     static func reason(_ status: HTTPResponse.Status) -> String {

@@ -75,7 +75,10 @@ public final class HTTPServer: Service, Sendable {
             openConnections: sockets.openConnections,
             openStreams: core.stats.openStreams.load(ordering: .relaxed),
             droppedSlowSubscribers: core.stats.droppedSlowSubscribers.load(ordering: .relaxed),
-            requests: core.stats.requests.load(ordering: .relaxed))
+            requests: core.stats.requests.load(ordering: .relaxed),
+            rejectedBeforeRouting: core.stats.rejected.load(ordering: .relaxed),
+            shedConnections: sockets.descriptorLimitCounts.shed,
+            listenerPauses: sockets.descriptorLimitCounts.pauses)
     }
 
     /// Starts if needed, serves until graceful shutdown or cancellation, then shuts down.
@@ -133,6 +136,8 @@ final class ServerStats: Sendable {
     let openStreams = Atomic<Int>(0)
     let droppedSlowSubscribers = Atomic<Int>(0)
     let requests = Atomic<Int>(0)
+    /// Requests answered before routing (400, 408, 413, 414, 431, …: the parser or a deadline).
+    let rejected = Atomic<Int>(0)
 }
 
 /// A snapshot of a server's counters.
@@ -148,4 +153,11 @@ public struct HTTPServerStats: Sendable, Hashable {
     public var droppedSlowSubscribers: Int
     /// Requests dispatched to handlers since start.
     public var requests: Int
+    /// Requests answered before routing since start: malformed or smuggling heads (400), too large
+    /// (413, 414, 431), too slow (408). Each also reaches the access log with its reason.
+    public var rejectedBeforeRouting: Int = 0
+    /// Connections accepted and closed at once at the descriptor limit, since start.
+    public var shedConnections: Int = 0
+    /// Times a listener was paused at the descriptor limit, since start.
+    public var listenerPauses: Int = 0
 }

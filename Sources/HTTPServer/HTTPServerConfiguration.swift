@@ -114,6 +114,9 @@ public struct AccessLogEntry: Sendable {
     /// name the real client (the server trusts neither; the application decides whom to believe).
     public var forwardedFor: String? = nil
     public var forwarded: String? = nil
+    /// Why the request was answered before routing (`"bare LF in header section"`, `"request not
+    /// received in time"`); nil for a routed request. `method` and `target` are `-` then.
+    public var rejection: String? = nil
 }
 
 extension AccessLogEntry {

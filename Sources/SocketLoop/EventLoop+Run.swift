@@ -112,6 +112,8 @@ extension EventLoop {
             logger.warning(
                 "out of file descriptors: connections shed, listener paused",
                 metadata: ["shed": "\(shedConnections)", "pauses": "\(pausedListeners)", "loop": "\(index)"])
+            shedConnectionsTotal.add(shedConnections, ordering: .relaxed)
+            listenerPausesTotal.add(pausedListeners, ordering: .relaxed)
             shedConnections = 0
             pausedListeners = 0
         }

@@ -21,6 +21,10 @@ public final class EventLoop: @unchecked Sendable {
     let wakeDescriptor: Int32
     let makeHandler: @Sendable (Connection) -> any ConnectionHandler
     let connectionCount = Atomic<Int>(0)
+    /// Connections accepted and closed at once because the process was out of descriptors, and
+    /// times the listener was paused for it, since start (the log says so once per tick).
+    let shedConnectionsTotal = Atomic<Int>(0)
+    let listenerPausesTotal = Atomic<Int>(0)
 
     private let inbox = Mutex(Inbox())
     /// Whether urgent work waits: checked between the writes of a long flush.
@@ -97,6 +101,11 @@ public final class EventLoop: @unchecked Sendable {
 
     /// The number of open connections on this loop.
     public var openConnections: Int { connectionCount.load(ordering: .relaxed) }
+
+    /// Connections shed at the descriptor limit, and listener pauses, since start.
+    public var descriptorLimitCounts: (shed: Int, pauses: Int) {
+        (shedConnectionsTotal.load(ordering: .relaxed), listenerPausesTotal.load(ordering: .relaxed))
+    }
 
     /// Whether the caller runs on this loop's thread.
     public var inEventLoop: Bool {

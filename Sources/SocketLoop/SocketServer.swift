@@ -47,6 +47,14 @@ public final class SocketServer: Sendable {
     /// Open connections over all loops.
     public var openConnections: Int { loops.reduce(0) { $0 + $1.openConnections } }
 
+    /// Connections shed at the descriptor limit, and listener pauses, over every loop since start.
+    public var descriptorLimitCounts: (shed: Int, pauses: Int) {
+        loops.reduce((0, 0)) { total, loop in
+            let counts = loop.descriptorLimitCounts
+            return (total.0 + counts.shed, total.1 + counts.pauses)
+        }
+    }
+
     /// Binds every address, starts the loop threads and begins accepting. Returns the TCP ports.
     @discardableResult
     public func start() throws -> [Int] {
