@@ -135,6 +135,14 @@ public struct Gateway: Sendable {
 
     /// The request body parsed as JSON (any value), or `400 invalid-json`.
     static func jsonBody(_ request: HTTPServerRequest) throws(Problem) -> JSONValue {
+        // A compressed body would reach the parser as bytes it cannot read: say why instead.
+        if let coding = request.headerFields[.contentEncoding], coding.trimmingSpaces.lowercased() != "identity" {
+            throw Problem(
+                .unsupportedMediaType,
+                detail:
+                    "Content-Encoding \(coding.prefix(64)) is not supported for request bodies: send the body uncompressed"
+            )
+        }
         do {
             return try JSONParser.parse(request.body)
         } catch {

@@ -144,6 +144,10 @@ public struct Router: Sendable {
             } catch {
                 responder.respond(Self.response(for: error, context: context))
             }
+        case .methodNotAllowed where !Self.standardMethods.contains(request.method.rawValue):
+            // A method no route knows of is not implemented here (RFC 9110 §9.1); the answer does
+            // not repeat it (it is the client's text, and may be anything a token allows).
+            responder.respond(responder.renderError(.notImplemented, "the request method is not implemented"))
         case .methodNotAllowed(let allowed):
             var response = responder.renderError(
                 .methodNotAllowed, "\(request.method.rawValue) is not allowed on \(request.path)")
@@ -153,6 +157,12 @@ public struct Router: Sendable {
             responder.respond(responder.renderError(.notFound, "no resource at \(request.path)"))
         }
     }
+
+    /// The methods of RFC 9110 and RFC 5789 (PATCH): a known method a route does not take is 405,
+    /// any other 501.
+    static let standardMethods: Set<String> = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+    ]
 
     /// The answer to an error a handler threw: its own status for an ``HTTPError``, else 500.
     static func response(for error: any Error, context: HTTPRequestContext) -> HTTPServerResponse {

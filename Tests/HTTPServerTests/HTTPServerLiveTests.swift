@@ -88,6 +88,11 @@ import Testing
             let wrongMethod = try #require(await client.readResponse())
             #expect(wrongMethod.status == 405)
             #expect(wrongMethod.header("Allow") == "GET")
+            // A method no standard names is not implemented, and the answer does not repeat it.
+            client.send("BREWCOFFEE /now HTTP/1.1\r\nHost: a\r\n\r\n")
+            let unknownMethod = try #require(await client.readResponse())
+            #expect(unknownMethod.status == 501)
+            #expect(!unknownMethod.text.contains("BREWCOFFEE"))
             client.send("GET /missing HTTP/1.1\r\nHost: a\r\n\r\n")
             #expect(await client.readResponse()?.status == 404)
         }
