@@ -97,6 +97,28 @@ def test_invalid_tokens_are_401_invalid_token(hs, tok, why):
     assert why in body["detail"], body["detail"]
 
 
+@pytest.mark.parametrize("claims,claim", [
+    ({"sub": 5}, "sub"), ({"exp": "tomorrow"}, "exp"), ({"jetstream": {"read": "canvas-*"}}, "jetstream.read"),
+])
+def test_a_claim_of_the_wrong_type_is_named_without_decoder_internals(hs, claims, claim):
+    response = hs.http.get("/v1/scopes/canvas-1", headers=bearer(token(**claims)))
+    detail = assert_problem(response, 401)["detail"]
+    assert f"the claim '{claim}' has the wrong type" in detail, detail
+    for internal in ("DecodingError", "Debug description", "Swift.", "Array<Any>", "typeMismatch"):
+        assert internal not in detail, detail
+
+
+def test_a_token_with_critical_extensions_is_refused(hs):
+    # RFC 7515 §4.1.11: a header naming extensions the recipient does not understand is invalid.
+    payload = {"sub": "ada", "iss": ISSUER, "aud": AUDIENCE, "exp": int(time.time()) + 600,
+               "jetstream": {"read": ["canvas-*"], "write": ["canvas-*"]}}
+    critical = jwt.encode(payload, SECRET, algorithm="HS256", headers={"crit": ["x-ext"], "x-ext": 1})
+    detail = assert_problem(hs.http.get("/v1/scopes/canvas-1", headers=bearer(critical)), 401)["detail"]
+    assert "crit" in detail, detail
+    plain = jwt.encode(payload, SECRET, algorithm="HS256")
+    assert hs.http.get("/v1/scopes", headers=bearer(plain)).status_code == 200
+
+
 def test_expired_token_names_its_own_problem(hs):
     assert_problem(hs.http.get("/v1/scopes/canvas-1", headers=bearer(token(exp_in=-30))), 401, "token-expired")
 

@@ -100,6 +100,11 @@ public final class TokenVerifier: Sendable {
         }
         let alg = header["alg"]?.string ?? "(none)"
         guard Self.acceptedAlgorithms.contains(alg) else { return .failure(.unsupportedAlgorithm(alg)) }
+        // RFC 7515 §4.1.11: extensions named critical must be understood; this gateway knows none.
+        if header["crit"] != nil {
+            return .failure(
+                .malformed("the header names critical extensions (crit), which this server does not support"))
+        }
         let claims: GatewayClaims
         do {
             claims = try await keys.verify(token, as: GatewayClaims.self, iteratingKeys: true)
@@ -108,9 +113,9 @@ public final class TokenVerifier: Sendable {
             case .claimVerificationFailure:
                 if error.failedClaim is ExpirationClaim { return .failure(.expired) }
                 if error.failedClaim is NotBeforeClaim { return .failure(.notYetValid) }
-                return .failure(.invalidClaims(error.reason ?? "\(error)"))
+                return .failure(.invalidClaims(Self.plainReason(error.reason)))
             case .malformedToken:
-                return .failure(.malformed(error.reason ?? "\(error)"))
+                return .failure(.malformed(Self.plainReason(error.reason)))
             default:
                 return .failure(.badSignature)
             }
@@ -129,6 +134,19 @@ public final class TokenVerifier: Sendable {
             cache[token] = grant
         }
         return .success(grant)
+    }
+
+    /// A JWT library's reason in words for the client: a payload that does not decode names the
+    /// claim at fault instead of repeating the decoder's internals (types, debug descriptions).
+    static func plainReason(_ reason: String?) -> String {
+        guard let reason, !reason.isEmpty else { return "the payload is not a JSON object of claims" }
+        guard reason.contains("DecodingError") || reason.contains("Debug description") else { return reason }
+        if let start = reason.range(of: "Path: ") {
+            let rest = reason[start.upperBound...]
+            let path = rest.range(of: ". Debug description").map { rest[..<$0.lowerBound] } ?? rest.prefix(64)
+            if !path.isEmpty { return "the claim '\(path)' has the wrong type" }
+        }
+        return "the payload is not a JSON object of the claims this server reads"
     }
 
     static func header(of token: String) throws(Failure) -> JSONObject {
