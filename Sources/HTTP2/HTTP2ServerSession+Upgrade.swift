@@ -38,6 +38,36 @@ extension HTTP2ServerSession {
     }
 }
 
+/// The `HTTP2-Settings` header of an `Upgrade: h2c` request (RFC 7540 §3.2.1).
+public enum HTTP2UpgradeSettings {
+    /// Why `header` cannot be the base64url SETTINGS payload an upgrade needs, or nil when it can:
+    /// base64url, whole 6-byte settings, and values in their ranges (RFC 9113 §6.5.2). The server
+    /// answers 400 instead of switching protocols and then failing.
+    ///
+    /// ```swift
+    /// HTTP2UpgradeSettings.problem(in: "AAMAAABk")   // nil: MAX_CONCURRENT_STREAMS = 100
+    /// HTTP2UpgradeSettings.problem(in: "!!")         // "HTTP2-Settings is not base64url"
+    /// ```
+    public static func problem(in header: String) -> String? {
+        guard let payload = Base64URL.decode(header) else { return "HTTP2-Settings is not base64url" }
+        guard payload.count % 6 == 0 else {
+            return "HTTP2-Settings is \(payload.count) bytes, not a whole number of 6-byte settings"
+        }
+        for offset in stride(from: 0, to: payload.count, by: 6) {
+            let identifier = UInt16(payload[offset]) << 8 | UInt16(payload[offset + 1])
+            let value = payload[(offset + 2)..<(offset + 6)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            switch identifier {
+            case 0x2 where value > 1: return "SETTINGS_ENABLE_PUSH must be 0 or 1"
+            case 0x4 where value > 0x7FFF_FFFF: return "SETTINGS_INITIAL_WINDOW_SIZE is above 2^31-1"
+            case 0x5 where value < 16_384 || value > 16_777_215:
+                return "SETTINGS_MAX_FRAME_SIZE must be from 16384 to 16777215"
+            default: continue
+            }
+        }
+        return nil
+    }
+}
+
 extension HTTPField.Name {
     /// `HTTP2-Settings`, the base64url SETTINGS payload of an `Upgrade: h2c` request.
     public static var http2Settings: HTTPField.Name { HTTPField.Name("HTTP2-Settings")! }

@@ -1,4 +1,5 @@
 import HTTP1
+import HTTP2
 import HTTPTypes
 import SocketLoop
 
@@ -187,7 +188,15 @@ extension HTTP1ConnectionHandler {
             let upgrade = request.headerFields[.upgrade],
             upgrade.lowercased().split(separator: ",").contains(where: { $0.trimmingSpaces == "h2c" }),
             let settingsName = HTTPField.Name("HTTP2-Settings"),
-            let settings = request.headerFields[settingsName],
+            let settings = request.headerFields[settingsName]
+        else { return false }
+        if let problem = HTTP2UpgradeSettings.problem(in: settings) {
+            // Refused before switching protocols, in HTTP/1.1 (the client is still speaking it).
+            current = nil
+            reject(HTTP1ParseError(status: 400, reason: problem))
+            return true
+        }
+        guard
             let handler = factory.makeUpgradeHandler(
                 connection: connection, request: request, settings: settings, core: core)
         else { return false }

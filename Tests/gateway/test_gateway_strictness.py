@@ -69,3 +69,20 @@ def test_head_on_an_event_stream_answers_its_headers_and_ends(server):
     assert response.headers["cache-control"] == "no-cache"
     assert response.content == b""
     api.close()
+
+
+@pytest.mark.parametrize("settings", [b"!!!notbase64$$", b"AAMAAABkAAQ", b"AAIAAAAC"])
+def test_an_unusable_http2_settings_upgrade_is_400_before_switching(server, settings):
+    import socket
+
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as connection:
+        connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+                           b"Upgrade: h2c\r\nHTTP2-Settings: " + settings + b"\r\n\r\n")
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = connection.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+    assert b"HTTP2-Settings" in answer or b"SETTINGS" in answer or answer.endswith(b"\r\n\r\n")
