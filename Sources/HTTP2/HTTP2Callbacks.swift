@@ -6,6 +6,7 @@ import HTTPTypes
 /// nghttp2 handles every protocol error itself.
 enum HTTP2Callbacks {
     static func install(on callbacks: OpaquePointer) {
+        nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks, onBeginFrame)
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, onBeginHeaders)
         nghttp2_session_callbacks_set_on_header_callback(callbacks, onHeader)
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameReceived)
@@ -17,6 +18,12 @@ enum HTTP2Callbacks {
 
     static func owner(_ userData: UnsafeMutableRawPointer?) -> HTTP2ServerSession {
         Unmanaged<HTTP2ServerSession>.fromOpaque(userData!).takeUnretainedValue()
+    }
+
+    static let onBeginFrame: nghttp2_on_begin_frame_callback = { _, header, userData in
+        guard let header, header.pointee.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
+        owner(userData).beginHeadersFrame(stream: header.pointee.stream_id)
+        return 0
     }
 
     static let onBeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in

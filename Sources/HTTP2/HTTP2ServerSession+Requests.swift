@@ -7,6 +7,19 @@ extension HTTP2ServerSession {
         streams[stream] = HTTP2StreamState(id: HTTP2StreamID(stream))
     }
 
+    /// A HEADERS frame is arriving. A client stream id must be higher than every one it used
+    /// before (RFC 9113 §5.1.1): HEADERS on a lower odd id that is not an open stream (trailers
+    /// are) is a connection error. nghttp2 would drop the frame silently; the client is told with
+    /// GOAWAY(PROTOCOL_ERROR).
+    func beginHeadersFrame(stream: Int32) {
+        guard stream & 1 == 1 else { return }  // an even id: nghttp2 refuses it itself
+        if stream > highestClientStream {
+            highestClientStream = stream
+        } else if streams[stream] == nil {
+            terminate(errorCode: .protocolError)
+        }
+    }
+
     func receiveHeader(stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
         guard let state = streams[stream], !state.requestDelivered, !state.headersComplete else { return }
         state.headerListSize += name.count + value.count + 32

@@ -34,6 +34,7 @@ extension HTTP2ServerSession {
         state.headersComplete = true
         state.requestDelivered = true
         streams[1] = state
+        highestClientStream = 1
         events.append(.request(state.id, request, body: body))
     }
 }

@@ -27,6 +27,8 @@ public final class HTTP2ServerSession {
     /// Bytes nghttp2 holds for this session, maintained by `HTTP2Allocator`.
     private let heldBytes: UnsafeMutablePointer<Int>
     var streams: [Int32: HTTP2StreamState] = [:]
+    /// The highest stream id a client HEADERS frame has used (1 after an h2c upgrade).
+    var highestClientStream: Int32 = 0
     var events: [HTTP2Event] = []
     /// Body bytes held for requests that are not complete yet (bounded by the configuration).
     var bufferedRequestBytes = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 
+from hyperframe.frame import HeadersFrame
 from hyperframe.frame import SettingsFrame as HFSettings
 from hyperframe.frame import SettingsFrame as SettingsFrameRaw
 
@@ -191,6 +192,35 @@ def test_headers_on_an_even_stream_id_is_a_connection_error(server):
             assert goaway.error_code == PROTOCOL_ERROR
         except ConnectionEnded:
             pass
+
+
+def test_headers_on_a_lower_stream_id_is_a_connection_error(server):
+    # RFC 9113 §5.1.1: a client stream id lower than one it already used is PROTOCOL_ERROR (nghttp2
+    # alone drops the frame silently; the server now says so with GOAWAY).
+    with H2Connection(*server.address) as conn:
+        conn.handshake()
+        conn.request(5, "/health")
+        conn.response(5)
+        conn.send(conn.headers_frame(3, "/health"))
+        goaway = conn.read_until(lambda f: isinstance(f, GoAwayFrame), timeout=10)
+        assert goaway.error_code == PROTOCOL_ERROR
+        assert goaway.last_stream_id == 5
+
+
+def test_trailers_on_an_open_lower_stream_are_still_accepted(server):
+    # Only a new stream on a lower id is refused: HEADERS on a stream still open (trailers of a
+    # request body) is fine, whatever higher ids were opened since.
+    with H2Connection(*server.address) as conn:
+        conn.handshake()
+        conn.send(conn.headers_frame(1, "/echo", method="POST", end_stream=False))
+        conn.request(3, "/health")
+        conn.response(3)
+        trailers = HeadersFrame(1, data=conn.encoder.encode([("x-trailer", "1")]))
+        trailers.flags.add("END_HEADERS")
+        trailers.flags.add("END_STREAM")
+        conn.send(trailers)
+        headers, _ = conn.response(1)
+        assert headers[":status"] == "200"
 
 
 def test_sse_over_h2(server):
