@@ -21,8 +21,14 @@ extension ScopeSync {
         case forbidden(String)
     }
 
+    /// After a reconnection at once, the next connection must last this long for its `closing`,
+    /// gap or `auth-expired`/`401` to reconnect at once too; a shorter one backs off.
+    static let minimumImmediateLifetime = Duration.seconds(1)
+
     /// Rules 6–8: follows the stream from `version`, reconnecting until the sync stops.
     func followStream(isolation: isolated any Actor) async {
+        // Whether the previous connection ended with a reconnection at once.
+        var endedAtOnce = false
         while !isStopped && !Task.isCancelled {
             let started = ContinuousClock.now
             let connection = Task { await self.readStream(isolation: self.actor) }
@@ -41,14 +47,19 @@ extension ScopeSync {
             case .forbidden(let detail):
                 finish(.forbidden(detail))
                 return
-            case .refreshToken:
-                token = try? await client.token?()
-                continue
-            case .immediately:
-                setStatus(.reconnecting(attempt: 0))
-                continue
+            case .refreshToken, .immediately:
+                if case .refreshToken = end { token = try? await client.token?() }
+                // After one reconnection at once, a connection that ends that fast again backs off
+                // instead of spinning: a draining server answers every new stream with `closing`,
+                // and a provider with no valid token left gets `401` after `401`.
+                let spinning = endedAtOnce && ContinuousClock.now - started < Self.minimumImmediateLifetime
+                endedAtOnce = true
+                if !spinning {
+                    if case .immediately = end { setStatus(.reconnecting(attempt: 0)) }
+                    continue
+                }
             case .retry:
-                break
+                endedAtOnce = false
             }
             // A connection that stayed up for a minute was healthy: start the backoff over.
             if ContinuousClock.now - started > .seconds(60) { streamAttempt = 0 }
