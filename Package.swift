@@ -70,6 +70,12 @@ let package = Package(
             name: "JetstreamClient",
             dependencies: ["Jetstream", "JetstreamModel", "JetstreamJSON", "ServerSentEvents"],
             swiftSettings: strictSettings),
+        // `ClientBench`: the Swift client against `jetstream serve` — remote apply with observers,
+        // end to end A → B (docs/benchmarks.md, "Swift client").
+        .executableTarget(
+            name: "ClientBench",
+            dependencies: ["Jetstream", "JetstreamClient", "JetstreamModel", "ServerSentEvents"],
+            path: "Sources/Tools/ClientBench", swiftSettings: strictSettings),
         .executableTarget(
             name: "CanvasExample", dependencies: ["Jetstream", "JetstreamClient"], path: "Examples/Canvas",
             swiftSettings: strictSettings),
@@ -209,6 +215,15 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "JetstreamTests", dependencies: ["Jetstream", "JetstreamModel"], swiftSettings: strictSettings),
+        // Typed clients against the real `jetstream` binary on loopback (a harness in Support/),
+        // and the sync algorithm alone. JWTKit mints the HS256 tokens of the token-refresh test.
+        .testTarget(
+            name: "JetstreamClientTests",
+            dependencies: [
+                "JetstreamClient", "Jetstream", "JetstreamModel", "JetstreamJSON",
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "SocketLoopTests",
             dependencies: ["SocketLoop", "CLinuxIO", "TestSupport", .product(name: "Logging", package: "swift-log")],

@@ -1,0 +1,203 @@
+import Foundation
+import Jetstream
+import JetstreamClient
+import JetstreamJSON
+import JetstreamModel
+import Testing
+
+/// Three typed clients make 300 random local changes each (about one in ten invalid) against the
+/// real gateway while the test kills and restarts it twice, cuts event streams, fails requests and
+/// loses answers the server already acted on. At the end: no change set twice, every valid change
+/// accounted for, every invalid one rolled back and reported, every view equal to the server's.
+/// The seed is printed; `JETSTREAM_CONVERGENCE_SEED=<n>` replays its choices (not its timing).
+@Suite("Convergence under faults")
+@MainActor
+struct ConvergenceTests {
+    static let clients = 3
+    static let changesPerClient = 300
+
+    /// What the test did to one client, to check against what it reported.
+    struct Ledger {
+        var invalid = 0
+        var added: [UUID] = []
+    }
+
+    @Test(
+        "3 clients × 300 random changes through two kills, cut streams and lost answers converge exactly",
+        .timeLimit(.minutes(2)))
+    func convergenceUnderFaults() async throws {
+        let seed =
+            ProcessInfo.processInfo.environment["JETSTREAM_CONVERGENCE_SEED"].flatMap(UInt64.init)
+            ?? UInt64.random(in: 1...(1 << 53))
+        print("convergence under faults: seed \(seed) (JETSTREAM_CONVERGENCE_SEED=\(seed) replays its choices)")
+        var random = SeededGenerator(seed: seed)
+        let started = ContinuousClock.now
+
+        try await LiveHarness.run { live in
+            try await live.seed(labels: ["s0", "s1", "s2"])
+            var peers: [Peer] = []
+            for index in 0..<Self.clients { peers.append(try await live.peer(clientID: "c\(index)")) }
+            try await live.waitUntilConverged(peers)
+            var ledgers = Array(repeating: Ledger(), count: Self.clients)
+
+            let total = Self.clients * Self.changesPerClient
+            // Each client makes exactly its share, interleaved at random.
+            let schedule = (0..<total).map { $0 % Self.clients }.shuffled(using: &random)
+            var kills = [Int.random(in: total / 6..<total / 3, using: &random)]
+            kills.append(Int.random(in: total / 2..<total * 3 / 4, using: &random))
+            var restartAt: ContinuousClock.Instant?
+            var cuts = 0
+            var faults = 0
+            for step in 0..<total {
+                if kills.contains(step) {
+                    if restartAt != nil { try await live.gateway.restart() }
+                    live.gateway.kill()
+                    restartAt = .now + .milliseconds(Int.random(in: 300...900, using: &random))
+                }
+                if let at = restartAt, ContinuousClock.now >= at {
+                    try await live.gateway.restart()
+                    restartAt = nil
+                }
+                if Int.random(in: 0..<60, using: &random) == 0 {
+                    peers.randomElement(using: &random)!.transport.cutStreams()
+                    cuts += 1
+                }
+                let index = schedule[step]
+                let peer = peers[index]
+                switch Int.random(in: 0..<120, using: &random) {
+                case 0:
+                    peer.transport.loseAnswers(1)
+                    faults += 1
+                case 1:
+                    peer.transport.failRequests(1)
+                    faults += 1
+                default: break
+                }
+                Self.change(peer, &ledgers[index], &random)
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...8, using: &random)))
+            }
+            if restartAt != nil || !live.gateway.isRunning { try await live.gateway.restart() }
+            let changesMade = ContinuousClock.now - started
+            try await live.waitUntilConverged(peers, within: .seconds(45))
+
+            try await Self.checkHistory(live, peers, ledgers)
+            let refused = peers.map(\.serverRejections.count)
+            let replayed = peers.map { $0.transport.answers.values.filter { $0.count > 1 }.count }
+            print(
+                "convergence under faults: seed \(seed), \(try await live.serverState().version) versions, "
+                    + "invalid \(ledgers.map(\.invalid)), refused by the server \(refused), \(cuts) stream cuts, "
+                    + "\(faults) request faults, keys sent again \(replayed), 2 kills; changes made in \(changesMade), "
+                    + "converged and checked after \(ContinuousClock.now - started)"
+            )
+        }
+    }
+
+    /// One random local change of `peer`'s canvas, as one change set: add, move, relabel, reorder,
+    /// remove; one in ten invalid (a negative width or a 300-character label).
+    static func change(_ peer: Peer, _ ledger: inout Ledger, _ random: inout SeededGenerator) {
+        let canvas = peer.canvas
+        let shapes = canvas.shapes
+        let roll = Int.random(in: 0..<100, using: &random)
+        func coordinate() -> Float { Float(Int.random(in: -500...500, using: &random)) }
+        peer.scope.modify {
+            if roll < 10 {
+                ledger.invalid += 1
+                if let shape = shapes.randomElement(using: &random), Bool.random(using: &random) {
+                    if Bool.random(using: &random) {
+                        shape.width = -1
+                    } else {
+                        shape.label = String(repeating: "y", count: 300)
+                    }
+                } else {
+                    let shape = Shape()
+                    shape.height = -coordinate().magnitude - 1
+                    canvas.shapes.append(shape)
+                }
+            } else if roll < 35 || shapes.isEmpty {
+                let shape = Shape()
+                shape.x = coordinate()
+                shape.y = coordinate()
+                shape.label = "\(peer.sync.version)-\(Int.random(in: 0..<1000, using: &random))"
+                shape.kind = Bool.random(using: &random) ? .rect : .oval
+                canvas.shapes.insert(shape, at: Int.random(in: 0...shapes.count, using: &random))
+                ledger.added.append(shape.uuid)
+            } else if roll < 70 {
+                let shape = shapes.randomElement(using: &random)!
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0:
+                    shape.x = coordinate()
+                    shape.y = coordinate()
+                case 1: shape.label = "edited \(Int.random(in: 0..<1000, using: &random))"
+                default: shape.color = Color(rgba: UInt32.random(in: 0...UInt32.max, using: &random))
+                }
+            } else if roll < 85 {
+                var order = shapes
+                let moved = order.remove(at: Int.random(in: 0..<order.count, using: &random))
+                order.insert(moved, at: Int.random(in: 0...order.count, using: &random))
+                canvas.shapes = order
+            } else {
+                canvas.shapes.remove(at: Int.random(in: 0..<shapes.count, using: &random))
+            }
+        }
+        if roll < 10 {
+            // Rolled back before `modify` returned: nothing invalid is left on the canvas.
+            #expect(
+                canvas.shapes.allSatisfy { $0.width >= 0 && $0.height >= 0 && $0.label.count <= 200 },
+                "an invalid change stayed on the canvas")
+        }
+    }
+
+    /// The server's history against what the clients sent and reported.
+    static func checkHistory(_ live: LiveHarness, _ peers: [Peer], _ ledgers: [Ledger]) async throws {
+        let state = try await live.serverState()
+        let history = try await live.api.changeSets(of: live.scopeName)
+        let versions = history.compactMap { $0["version"]?.number?.int64Value }.map(Int.init)
+        #expect(versions == Array(1...state.version), "the whole history, in order, without holes")
+        let keys = history.compactMap { $0["idempotencyKey"]?.string }
+        let counted = Dictionary(keys.map { ($0, 1) }, uniquingKeysWith: +)
+        let twice = counted.filter { $0.value > 1 }
+        #expect(twice.isEmpty, "change sets applied twice: \(twice)")
+        let removed = Set(
+            history.flatMap { $0["removed"]?.array ?? [] }.compactMap { $0.string.flatMap(UUID.init(wireString:)) })
+
+        for (index, peer) in peers.enumerated() {
+            let prefix = "c\(index):"
+            // Every key the server accepted (its answer said 200, delivered or lost) is in the
+            // history exactly once; one it refused is not in it.
+            for (key, statuses) in peer.transport.answers {
+                if statuses.contains(200) {
+                    #expect(
+                        counted[key] == 1, "\(key) accepted (\(statuses)) but \(counted[key] ?? 0) times in history")
+                } else {
+                    #expect(counted[key] == nil, "\(key) refused (\(statuses)) but in the history")
+                }
+                #expect(Set(statuses).count == 1, "\(key): one outcome, replayed on every retry: \(statuses)")
+            }
+            // Every key of this client in the history is one it sent (an answer lost to a kill
+            // leaves no status: the stream confirmed the set before it was sent again).
+            let unknown = keys.filter { $0.hasPrefix(prefix) && !peer.transport.sentKeys.contains($0) }
+            #expect(unknown.isEmpty, "keys in the history this client never sent: \(unknown)")
+            // Every invalid change was rolled back and reported locally (and nothing else was).
+            #expect(peer.localRejections.count == ledgers[index].invalid, "client \(index)")
+            #expect(peer.localRejections.allSatisfy { !$0.reasons.isEmpty && $0.status == 422 })
+            // The server refuses only what a race explains: an object another client removed,
+            // or an anchor or element that left meanwhile. Anything else the client should have
+            // caught itself.
+            let kinds = Set(peer.serverRejections.flatMap { $0.replies.compactMap { $0.error?.kind } })
+            #expect(kinds.isSubset(of: [.unknownObject, .missingReference]), "client \(index): \(kinds)")
+            #expect(peer.serverRejections.allSatisfy { $0.status == 422 })
+            for rejection in peer.serverRejections {
+                #expect(rejection.replies.count == rejection.fragments.count, "per-fragment reasons: \(rejection)")
+                #expect(rejection.replies.contains { $0.error != nil }, "\(rejection)")
+            }
+            // Every shape the client added is on the canvas, or was removed, or its set was refused.
+            let refusedAdds = Set(
+                peer.serverRejections.flatMap(\.fragments).filter { $0.type == .add }.map(\.uuid))
+            for uuid in ledgers[index].added {
+                #expect(
+                    state.contains(uuid) || removed.contains(uuid) || refusedAdds.contains(uuid),
+                    "client \(index)'s shape \(uuid) is lost")
+            }
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import JetstreamClient
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// ``URLSessionTransport`` with faults injected on demand; the server stays real. It can delay
+/// POSTs (so a local change is seen before the server has it), fail requests before they are
+/// sent or lose their answers after the server acted on them, fail new event streams, and cut
+/// the open ones (they end with an error, as a dropped connection does). It also records what
+/// went through: stream requests, the events streamed, each POST's key and status.
+///
+/// ```swift
+/// let transport = FaultyTransport()
+/// transport.postDelay = .milliseconds(500)
+/// transport.cutStreams()
+/// ```
+final class FaultyTransport: HTTPTransport {
+    private let inner = URLSessionTransport()
+    private let state = Mutex(State())
+
+    private struct State {
+        var postDelay: Duration = .zero
+        var failingRequests = 0
+        var losingAnswers = 0
+        var failingStreams = 0
+        var nextStreamID = 0
+        var openStreams: [Int: AsyncThrowingStream<Data, any Error>.Continuation] = [:]
+        var streamTexts: [Int: [UInt8]] = [:]
+        var streamRequests: [ContinuousClock.Instant] = []
+        var answers: [String: [Int]] = [:]
+        var sentKeys: Set<String> = []
+    }
+
+    /// Every POST waits this long before it is sent.
+    var postDelay: Duration {
+        get { state.withLock { $0.postDelay } }
+        set { state.withLock { $0.postDelay = newValue } }
+    }
+
+    /// The next `count` requests (not streams) fail before they reach the server.
+    func failRequests(_ count: Int) {
+        state.withLock { $0.failingRequests = count }
+    }
+
+    /// The next `count` requests (not streams) reach the server, which acts on them, and then fail
+    /// as if the connection dropped before the answer arrived.
+    func loseAnswers(_ count: Int) {
+        state.withLock { $0.losingAnswers = count }
+    }
+
+    /// The next `count` stream requests fail before they reach the server (0 stops failing them).
+    func failStreams(_ count: Int) {
+        state.withLock { $0.failingStreams = count }
+    }
+
+    /// Ends every open event stream with a network error.
+    func cutStreams() {
+        let open = state.withLock { state in
+            defer { state.openStreams = [:] }
+            return Array(state.openStreams.values)
+        }
+        for continuation in open { continuation.finish(throwing: URLError(.networkConnectionLost)) }
+    }
+
+    /// When each stream request was made (failed ones included).
+    var streamRequests: [ContinuousClock.Instant] { state.withLock { $0.streamRequests } }
+
+    /// How many events of type `name` the streams delivered.
+    func eventCount(_ name: String) -> Int {
+        let needle = Array("event: \(name)\n".utf8)
+        return state.withLock { state in
+            state.streamTexts.values.reduce(0) { count, text in count + Self.occurrences(of: needle, in: text) }
+        }
+    }
+
+    /// Everything the streams delivered, one stream after the other (for failure messages).
+    var streamedText: String {
+        state.withLock { state in
+            state.streamTexts.sorted { $0.key < $1.key }.map { String(decoding: $0.value, as: UTF8.self) }
+                .joined(separator: "\n--- next stream ---\n")
+        }
+    }
+
+    /// The statuses the server answered to each `Idempotency-Key` (lost answers included).
+    var answers: [String: [Int]] { state.withLock { $0.answers } }
+
+    /// Every `Idempotency-Key` a request was attempted with (answered or not).
+    var sentKeys: Set<String> { state.withLock { $0.sentKeys } }
+
+    func data(for request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        let (delay, fail) = state.withLock { state in
+            if let key = request.value(forHTTPHeaderField: "Idempotency-Key") { state.sentKeys.insert(key) }
+            defer { state.failingRequests = max(0, state.failingRequests - 1) }
+            return (request.httpMethod == "POST" ? state.postDelay : .zero, state.failingRequests > 0)
+        }
+        if delay > .zero { try await Task.sleep(for: delay) }
+        if fail { throw URLError(.networkConnectionLost) }
+        let (data, response) = try await inner.data(for: request)
+        let lose = state.withLock { state in
+            if let key = request.value(forHTTPHeaderField: "Idempotency-Key") {
+                state.answers[key, default: []].append(response.statusCode)
+            }
+            defer { state.losingAnswers = max(0, state.losingAnswers - 1) }
+            return state.losingAnswers > 0
+        }
+        if lose { throw URLError(.networkConnectionLost) }
+        return (data, response)
+    }
+
+    func stream(for request: URLRequest) async throws -> (HTTPURLResponse, AsyncThrowingStream<Data, any Error>) {
+        let fail = state.withLock { state in
+            state.streamRequests.append(.now)
+            defer { state.failingStreams = max(0, state.failingStreams - 1) }
+            return state.failingStreams > 0
+        }
+        if fail { throw URLError(.cannotConnectToHost) }
+        let (response, chunks) = try await inner.stream(for: request)
+        let (outer, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
+        let id = state.withLock { state in
+            state.nextStreamID += 1
+            state.openStreams[state.nextStreamID] = continuation
+            state.streamTexts[state.nextStreamID] = []
+            return state.nextStreamID
+        }
+        let pump = Task { [self] in
+            do {
+                for try await chunk in chunks {
+                    state.withLock { $0.streamTexts[id, default: []] += chunk }
+                    continuation.yield(chunk)
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { [self] _ in
+            pump.cancel()
+            _ = state.withLock { $0.openStreams.removeValue(forKey: id) }
+        }
+        return (response, outer)
+    }
+
+    private static func occurrences(of needle: [UInt8], in text: [UInt8]) -> Int {
+        guard text.count >= needle.count else { return 0 }
+        var count = 0
+        var index = 0
+        while index + needle.count <= text.count {
+            if text[index] == needle[0] && text[index..<index + needle.count].elementsEqual(needle) {
+                count += 1
+                index += needle.count
+            } else {
+                index += 1
+            }
+        }
+        return count
+    }
+}
