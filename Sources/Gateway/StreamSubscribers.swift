@@ -35,13 +35,9 @@ final class StreamSubscribers: ScopeSubscribers {
             for event in catchUp { subscriber.receive(event) }
             return
         }
-        let frames = catchUp.map(SSEFrame.frame)
-        let stream = subscriber.stream
-        let group = self.group
-        stream.loop.execute {
-            for frame in frames { stream.sendEncoded(frame) }
-            group.add(stream)
-        }
+        // Joined now (under the engine's lock): a publication that follows is queued to the
+        // stream's loop after the task that writes the catch-up and puts the stream in the group.
+        group.add(subscriber.stream, catchUp: catchUp.map(SSEFrame.frame))
     }
 
     func publish(_ event: ScopeEvent) {

@@ -34,20 +34,28 @@ public final class EventBroadcaster: Sendable {
     /// The number of streams in the group.
     public var subscriberCount: Int { total.value.load(ordering: .relaxed) }
 
-    /// Adds `stream`; it leaves the group when it closes.
-    public func add(_ stream: EventStream) {
+    /// Adds `stream`, after writing `catchUp` to it; it leaves the group when it closes.
+    ///
+    /// Every ``broadcast(encoded:)`` that starts after this call returns reaches the stream, after
+    /// `catchUp`: the stream's loop is counted as having a member at once (so the broadcast queues
+    /// a task there), and the task that writes `catchUp` and joins the stream was queued first.
+    public func add(_ stream: EventStream, catchUp: [EncodedEvent] = []) {
         let group = members.withLock { members in
             if let existing = members.first(where: { $0.loop === stream.loop }) { return existing }
             let created = LoopMembers(loop: stream.loop)
             members.append(created)
             return created
         }
+        group.count.add(1, ordering: .relaxed)
         let total = self.total
-        stream.loop.executeOrRunNow {
+        stream.loop.execute {
+            for event in catchUp { stream.writeOnLoop(event) }
             let key = ObjectIdentifier(stream)
-            guard group.streams[key] == nil else { return }
+            guard group.streams[key] == nil else {
+                group.count.subtract(1, ordering: .relaxed)
+                return
+            }
             group.streams[key] = stream
-            group.count.add(1, ordering: .relaxed)
             total.value.add(1, ordering: .relaxed)
             stream.onClose {
                 stream.loop.executeOrRunNow {
@@ -71,7 +79,9 @@ public final class EventBroadcaster: Sendable {
     public func broadcast(encoded event: EncodedEvent) -> Int {
         let groups = members.withLock { $0 }
         for group in groups where group.count.load(ordering: .relaxed) > 0 {
-            group.loop.executeOrRunNow {
+            // Always queued, even from the loop itself: a stream whose joining task is queued on
+            // the loop must see this event after its catch-up, not miss it.
+            group.loop.execute {
                 for stream in group.streams.values { stream.writeOnLoop(event) }
             }
         }
@@ -82,7 +92,8 @@ public final class EventBroadcaster: Sendable {
     public func closeAll() {
         let groups = members.withLock { $0 }
         for group in groups {
-            group.loop.executeOrRunNow {
+            // Queued like broadcasts, so a last event broadcast before the close is written first.
+            group.loop.execute {
                 for stream in Array(group.streams.values) { stream.close() }
             }
         }
