@@ -1237,6 +1237,7 @@ export class Scope {
   async followStream() {
     const useEventSource = this.options.transport === "eventsource" ||
       (this.options.transport !== "fetch" && typeof ReadableStream === "undefined" && typeof EventSource === "function");
+    let endedAtOnce = false;
     while (!this.closed) {
       const started = Date.now();
       let outcome;
@@ -1251,7 +1252,12 @@ export class Scope {
       if (outcome.refreshToken) this.token = await this.resolveToken(true).catch(() => this.token);
       if (Date.now() - started > 60000) this.streamAttempt = 0;
       this.setStatus("reconnecting");
-      if (!outcome.immediate) {
+      // A draining server answers every new stream with `closing` at once (and a token provider
+      // with no valid token left gets `auth-expired` at once): after one reconnection at once, a
+      // connection that ends as fast again backs off instead of spinning.
+      const spinning = outcome.immediate && endedAtOnce && Date.now() - started < 1000;
+      endedAtOnce = Boolean(outcome.immediate);
+      if (!outcome.immediate || spinning) {
         const delay = backoffDelay(this.streamAttempt++, this.options.backoff);
         await Promise.race([sleep(delay, this.abort.signal), new Promise((resolve) => { this.wakeStream = resolve; })]);
         this.wakeStream = null;

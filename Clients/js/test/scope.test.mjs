@@ -111,6 +111,18 @@ test("event: closing reconnects at once, not after a backoff", async () => {
   assert.notEqual(scope.status, "closed");
 });
 
+test("a server that answers every stream with closing at once (draining) is not hammered: the second quick closing backs off", async () => {
+  const server = scriptedServer({ version: 2 });
+  const scope = await open(server, { backoff: { initial: 60_000, max: 60_000 } });
+  await waitFor(() => server.streams.length === 1, "the stream");
+  server.streams[0].push("event: closing\ndata: {}\n\n");
+  await waitFor(() => server.streams.length === 2, "the first reconnection, at once", 2000);
+  server.streams[1].push("event: closing\ndata: {}\n\n");       // at once again: a drain
+  await new Promise((done) => setTimeout(done, 500));
+  assert.equal(server.streams.length, 2, "the third connection waits for the (one-minute) backoff");
+  assert.equal(scope.status, "reconnecting");
+});
+
 test("rule 5: a 503 is retried with the same Idempotency-Key; the change resolves once", async () => {
   let failures = 2;
   const server = scriptedServer({ answerPost: () => (failures-- > 0 ? json({ type: "/problems/unavailable", status: 503 }, 503) : undefined) });
