@@ -63,8 +63,10 @@ open class ModelObject: Hashable, CustomStringConvertible {
         self.uuid = uuid
     }
 
+    /// The slot a stored property holds when it is a `@Synced` or `@Local` wrapper: a cast, not a
+    /// second `Mirror` (reflecting the wrapper demangled its field types on every object).
     private static func slot(in wrapper: Any) -> (any AnyPropertySlot)? {
-        Mirror(reflecting: wrapper).children.first { $0.label == "slot" }?.value as? any AnyPropertySlot
+        (wrapper as? any PropertySlotWrapper)?.anySlot
     }
 
     /// The class name used in the schema and in fragments' `clsName`: the Swift name without module.

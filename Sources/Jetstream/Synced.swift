@@ -82,3 +82,16 @@ public struct Local<Value: PropertyValue> {
         set { fatalError("unavailable") }
     }
 }
+
+/// A property wrapper that holds a ``PropertySlot``: how ``ModelObject`` finds its properties.
+protocol PropertySlotWrapper {
+    var anySlot: any AnyPropertySlot { get }
+}
+
+extension Synced: PropertySlotWrapper {
+    var anySlot: any AnyPropertySlot { slot }
+}
+
+extension Local: PropertySlotWrapper {
+    var anySlot: any AnyPropertySlot { slot }
+}
