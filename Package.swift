@@ -70,6 +70,12 @@ let package = Package(
             name: "JetstreamClient",
             dependencies: ["Jetstream", "JetstreamModel", "JetstreamJSON", "ServerSentEvents"],
             swiftSettings: strictSettings),
+        // `ClientBench`: the Swift client against `jetstream serve` — remote apply with observers,
+        // end to end A → B (docs/benchmarks.md, "Swift client").
+        .executableTarget(
+            name: "ClientBench",
+            dependencies: ["Jetstream", "JetstreamClient", "JetstreamModel", "ServerSentEvents"],
+            path: "Sources/Tools/ClientBench", swiftSettings: strictSettings),
         .executableTarget(
             name: "CanvasExample", dependencies: ["Jetstream", "JetstreamClient"], path: "Examples/Canvas",
             swiftSettings: strictSettings),
