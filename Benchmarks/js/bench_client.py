@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmarks of the browser client `Clients/js/jetstream.mjs` and its demo (issue 13).
+"""Benchmarks of the browser client `Clients/js/jetstream.mjs` and its demo.
 
     .venv/bin/python Benchmarks/js/bench_client.py                      # release binary, full sizes
     .venv/bin/python Benchmarks/js/bench_client.py --binary .build/debug/jetstream \\
@@ -477,7 +477,7 @@ def main(argv: list[str]) -> int:
     browsers = Browsers(work)
     apply_options = {"objects": args.objects, "events": args.events, "pending": args.pending,
                      "runs": args.runs, "warmup": args.warmup}
-    report: dict = {"benchmark": "jetstream.mjs client (issue 13)", "command": shown,
+    report: dict = {"benchmark": "jetstream.mjs client", "command": shown,
                     "binary": str(binary.absolute()), "options": apply_options | {"edits": args.edits, "rate": args.rate}}
     failures: list[str] = []
 

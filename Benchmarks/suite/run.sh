@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark suite (issue 7): the gateway, the Hummingbird 2 reference and nginx under
+# Side-by-side benchmark suite: the gateway, the Hummingbird 2 reference and nginx under
 # the same workloads (`jetstream bench`), one Markdown table with ratios to the gateway and the
 # issue's goals met/missed. The logic is in suite.py (Python 3 standard library only).
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Side-by-side benchmark suite (issue 7): the gateway, the Hummingbird 2 reference and nginx under
+"""Side-by-side benchmark suite: the gateway, the Hummingbird 2 reference and nginx under
 the same workloads, driven by `jetstream bench`; one Markdown table with ratios to the gateway.
 
 Run it through Benchmarks/suite/run.sh (same arguments). Python 3 standard library only.
@@ -874,7 +874,7 @@ def goals(rows: list[dict], workloads: list[str] | None = None) -> list[dict]:
 
 
 def goals_table(results: list[dict]) -> str:
-    lines = ["| goal (issue 7) | measured | result | margin |", "|---|---:|---|---:|"]
+    lines = ["| goal | measured | result | margin |", "|---|---:|---|---:|"]
     for g in results:
         if g["measured"] is None:
             lines.append(f"| {g['goal']} | – | not measured | – |")

@@ -3,7 +3,7 @@ import Jetstream
 import JetstreamClient
 import JetstreamModel
 
-// The Swift client's benchmark (issue 16, docs/benchmarks.md "Swift client"): remote apply with
+// The Swift client's benchmark (docs/benchmarks.md, "Swift client"): remote apply with
 // observers on a 10k-object scope, in process and over the real stream, and end to end (client A's
 // local change → client B's observer) at a fixed rate, against a `jetstream serve` it starts.
 // Run: swift build -c release --product jetstream && swift build -c release --product ClientBench
