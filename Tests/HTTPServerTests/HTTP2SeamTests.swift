@@ -24,7 +24,8 @@ import Testing
         func makeUpgradeHandler(
             connection: Connection, request: HTTPServerRequest, settings: String, core: ServerCore
         ) -> (any ConnectionHandler)? {
-            settings == "decline" ? nil : Recorder(label: "upgrade \(request.path)")
+            // An empty SETTINGS payload (valid) is this stand-in's signal to decline.
+            settings.isEmpty ? nil : Recorder(label: "upgrade \(request.path)")
         }
     }
 
@@ -57,8 +58,15 @@ import Testing
             let declined = try HTTPTestClient(port: port)
             declined.send(
                 "GET /plain HTTP/1.1\r\nHost: a\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
-                    + "HTTP2-Settings: decline\r\n\r\n")
+                    + "HTTP2-Settings: \r\n\r\n")
             #expect(await declined.readResponse()?.text == "http1")
+
+            // A payload no upgrade can use is refused in HTTP/1.1 before the factory is asked.
+            let unusable = try HTTPTestClient(port: port)
+            unusable.send(
+                "GET /plain HTTP/1.1\r\nHost: a\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+                    + "HTTP2-Settings: not*base64\r\n\r\n")
+            #expect(await unusable.readResponse()?.status == 400)
 
             let upgraded = try HTTPTestClient(port: port)
             upgraded.send(
