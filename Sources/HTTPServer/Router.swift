@@ -158,10 +158,10 @@ public struct Router: Sendable {
         }
     }
 
-    /// The methods of RFC 9110 and RFC 5789 (PATCH): a known method a route does not take is 405,
-    /// any other 501.
+    /// The methods of RFC 9110, RFC 5789 (PATCH) and the HTTP QUERY method (httpbis, safe with a
+    /// body): a known method a route does not take is 405 with `Allow`, any other 501.
     static let standardMethods: Set<String> = [
-        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "QUERY",
     ]
 
     /// The answer to an error a handler threw: its own status for an ``HTTPError``, else 500.
