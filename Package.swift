@@ -74,11 +74,17 @@ let package = Package(
         // end to end A → B (docs/benchmarks.md, "Swift client").
         .executableTarget(
             name: "ClientBench",
-            dependencies: ["Jetstream", "JetstreamClient", "JetstreamModel", "ServerSentEvents"],
+            dependencies: [
+                "Jetstream", "JetstreamClient", "JetstreamModel", "ServerSentEvents", "CanvasModel", "BenchSupport",
+            ],
             path: "Sources/Tools/ClientBench", swiftSettings: strictSettings),
-        .executableTarget(
-            name: "CanvasExample", dependencies: ["Jetstream", "JetstreamClient"], path: "Examples/Canvas",
+        // The canvas of shapes as typed classes, once: the example, ClientBench and the tests use it.
+        .target(
+            name: "CanvasModel", dependencies: ["Jetstream"], path: "Examples/CanvasModel",
             swiftSettings: strictSettings),
+        .executableTarget(
+            name: "CanvasExample", dependencies: ["Jetstream", "JetstreamClient", "CanvasModel"],
+            path: "Examples/Canvas", swiftSettings: strictSettings),
 
         // Server engine: socket loop (no HTTP) → HTTP/1 parser (pure) → HTTP/2, compression → server.
         .target(
@@ -214,13 +220,14 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "JetstreamTests", dependencies: ["Jetstream", "JetstreamModel"], swiftSettings: strictSettings),
+            name: "JetstreamTests", dependencies: ["Jetstream", "JetstreamModel", "CanvasModel"],
+            swiftSettings: strictSettings),
         // Typed clients against the real `jetstream` binary on loopback (a harness in Support/),
         // and the sync algorithm alone. JWTKit mints the HS256 tokens of the token-refresh test.
         .testTarget(
             name: "JetstreamClientTests",
             dependencies: [
-                "JetstreamClient", "Jetstream", "JetstreamModel", "JetstreamJSON",
+                "JetstreamClient", "Jetstream", "JetstreamModel", "JetstreamJSON", "CanvasModel", "BenchSupport",
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: strictSettings),

@@ -33,7 +33,6 @@ import json
 import math
 import os
 import pathlib
-import platform
 import shlex
 import shutil
 import signal
@@ -49,7 +48,9 @@ import uuid
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "Tests" / "gateway"))
+sys.path.insert(0, str(ROOT / "Benchmarks" / "suite"))
 
+import suite  # noqa: E402  (the side-by-side suite: its machine description)
 from gateway_server import GatewayServer  # noqa: E402
 
 CLIENT = ROOT / "Clients" / "js" / "jetstream.mjs"
@@ -362,26 +363,7 @@ def run_end_to_end(browsers: Browsers, url: str, edits: int, rate: float, timeou
 # ------------------------------------------------------------------------------ report
 
 def machine(load_before: str) -> dict:
-    def first(cmd: list[str]) -> str:
-        try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=ROOT)
-            return (done.stdout or done.stderr).strip().splitlines()[0]
-        except (OSError, subprocess.SubprocessError, IndexError):
-            return "?"
-
-    model = "?"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    with open("/proc/meminfo") as f:
-        mem_kib = int(f.readline().split()[1])
-    dirty = first(["git", "status", "--porcelain", "--untracked-files=no"]) not in ("", "?")
-    return {"cores": os.cpu_count(), "cpu": model, "memoryGiB": round(mem_kib / 1024 ** 2, 1),
-            "kernel": platform.release(), "node": first(["node", "--version"]),
-            "commit": first(["git", "rev-parse", "HEAD"]) + (" (with uncommitted changes)" if dirty else ""),
-            "loadBefore": load_before}
+    return suite.machine(load_before, {"node": ["node", "--version"]})
 
 
 def ms(summary: dict) -> str:

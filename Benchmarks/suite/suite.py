@@ -885,7 +885,9 @@ def goals_table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def machine(load_before: str) -> dict:
+def machine(load_before: str, versions: dict[str, list[str]] | None = None) -> dict:
+    """The machine, the commit and the load, with the first line each of `versions`' commands
+    (default: `swift --version`); other benchmark scripts import it."""
     def first(cmd: list[str]) -> str:
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=ROOT)
@@ -904,7 +906,8 @@ def machine(load_before: str) -> dict:
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
                            text=True, cwd=ROOT, timeout=60).stdout.strip()
     return {"cores": os.cpu_count(), "nproc": first(["nproc"]), "cpu": model, "memoryGiB": round(mem_kib / 1024 ** 2, 1),
-            "kernel": platform.release(), "swift": first(["swift", "--version"]),
+            "kernel": platform.release(),
+            **{name: first(command) for name, command in (versions or {"swift": ["swift", "--version"]}).items()},
             "commit": first(["git", "rev-parse", "HEAD"]) + (" (with uncommitted changes)" if dirty else ""),
             "loadBefore": load_before}
 

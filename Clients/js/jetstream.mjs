@@ -358,7 +358,7 @@ export class Schema {
     this.json = json;
     this.classes = new Map();
     for (const name of Object.keys(json.models)) this.classes.set(name, new ModelClass(name));
-    for (const [name, spec] of Object.entries(json.models)) {
+    for (const name of Object.keys(json.models)) {
       const modelClass = this.classes.get(name);
       const chain = [];
       for (let next = name; next !== undefined; next = json.models[next]?.extends) {
@@ -371,7 +371,6 @@ export class Schema {
           if (property !== "extends") modelClass.properties.set(property, new Property(property, propertySpec));
         }
       }
-      void spec;
       modelClass.references = [...modelClass.properties.values()].filter((p) => p.isReference);
     }
     this.subclasses = new Map();

@@ -49,10 +49,13 @@ public enum HTTP2UpgradeSettings {
     /// HTTP2UpgradeSettings.problem(in: "AAMAAABk")   // nil: MAX_CONCURRENT_STREAMS = 100
     /// HTTP2UpgradeSettings.problem(in: "!!")         // "HTTP2-Settings is not base64url"
     /// ```
+    ///
+    /// Each reason is a fixed sentence, never built from the header: it is answered, logged and
+    /// used as a metric label (`jetstream_http_rejected_total{reason}`), which must stay a small set.
     public static func problem(in header: String) -> String? {
         guard let payload = Base64URL.decode(header) else { return "HTTP2-Settings is not base64url" }
         guard payload.count % 6 == 0 else {
-            return "HTTP2-Settings is \(payload.count) bytes, not a whole number of 6-byte settings"
+            return "HTTP2-Settings is not a whole number of 6-byte settings"
         }
         for offset in stride(from: 0, to: payload.count, by: 6) {
             let identifier = UInt16(payload[offset]) << 8 | UInt16(payload[offset + 1])

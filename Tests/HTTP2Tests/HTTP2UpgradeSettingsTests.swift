@@ -31,4 +31,12 @@ import Testing
         let problem = try #require(HTTP2UpgradeSettings.problem(in: header))
         #expect(problem.contains(expected), "\(problem)")
     }
+
+    @Test("a reason is a fixed sentence: payloads wrong the same way get the same reason (a small metric label set)")
+    func reasonsAreFixed() {
+        // 8 and 14 bytes: both not whole 6-byte settings.
+        #expect(
+            HTTP2UpgradeSettings.problem(in: "AAMAAABkAAQ") == HTTP2UpgradeSettings.problem(in: "AAMAAABkAAMAAABkAAQ"))
+        #expect(HTTP2UpgradeSettings.problem(in: "!!") == HTTP2UpgradeSettings.problem(in: "$$$$"))
+    }
 }

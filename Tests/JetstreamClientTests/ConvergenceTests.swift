@@ -1,3 +1,5 @@
+import BenchSupport
+import CanvasModel
 import Foundation
 import Jetstream
 import JetstreamClient
@@ -30,7 +32,7 @@ struct ConvergenceTests {
             ProcessInfo.processInfo.environment["JETSTREAM_CONVERGENCE_SEED"].flatMap(UInt64.init)
             ?? UInt64.random(in: 1...(1 << 53))
         print("convergence under faults: seed \(seed) (JETSTREAM_CONVERGENCE_SEED=\(seed) replays its choices)")
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix(seed: seed)
         let started = ContinuousClock.now
 
         try await LiveHarness.run { live in
@@ -94,7 +96,7 @@ struct ConvergenceTests {
 
     /// One random local change of `peer`'s canvas, as one change set: add, move, relabel, reorder,
     /// remove; one in ten invalid (a negative width or a 300-character label).
-    static func change(_ peer: Peer, _ ledger: inout Ledger, _ random: inout SeededGenerator) {
+    static func change(_ peer: Peer, _ ledger: inout Ledger, _ random: inout SplitMix) {
         let canvas = peer.canvas
         let shapes = canvas.shapes
         let roll = Int.random(in: 0..<100, using: &random)

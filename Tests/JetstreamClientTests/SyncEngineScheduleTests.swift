@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import JetstreamJSON
 import JetstreamModel
@@ -43,7 +44,7 @@ struct SyncEngineScheduleTests {
     }
 
     /// A random local edit of `view`: add (anywhere), move, relabel, remove; about one in ten invalid.
-    static func edit(_ view: ScopeState, _ random: inout SeededGenerator, fresh: () -> UUID) -> [SyncFragment] {
+    static func edit(_ view: ScopeState, _ random: inout SplitMix, fresh: () -> UUID) -> [SyncFragment] {
         let shapes = F.order(view)
         let kind = Int.random(in: 0..<10, using: &random)
         if kind < 4 || shapes.isEmpty {
@@ -67,7 +68,7 @@ struct SyncEngineScheduleTests {
 
     @Test("three engines fed the same events end equal to the server", arguments: 1...20)
     func schedules(seed: UInt64) throws {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix(seed: seed)
         var next = 100
         let fresh = {
             next += 1

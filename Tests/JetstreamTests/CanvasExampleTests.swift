@@ -1,3 +1,4 @@
+import CanvasModel
 import Foundation
 import Jetstream
 import JetstreamModel

@@ -126,8 +126,13 @@ public struct BenchScope {
     }
 }
 
-/// SplitMix64: deterministic inputs, so runs are comparable.
-public struct SplitMix {
+/// SplitMix64: deterministic inputs, so runs are comparable (and a failing seeded test replays).
+///
+/// ```swift
+/// var random = SplitMix(seed: 42)
+/// Int.random(in: 0..<10, using: &random)
+/// ```
+public struct SplitMix: RandomNumberGenerator {
     private var state: UInt64
 
     /// A generator whose sequence is fixed by `seed`.

@@ -1,3 +1,5 @@
+import BenchSupport
+import CanvasModel
 import Foundation
 import Jetstream
 import JetstreamModel
@@ -68,7 +70,7 @@ struct SeededScope {
         ]
         _ = try await http.expect(201, "PUT", path, body: ["root": root])
         var version = 0
-        var random = SplitMix64(state: 42)
+        var random = SplitMix(seed: 42)
         for start in stride(from: 0, to: shapes, by: 999) {
             var batch: [Shape] = []
             for index in start..<min(shapes, start + 999) {

@@ -219,9 +219,14 @@ def seed(api: Api, name: str, specs: list[dict]) -> list[str]:
     return uuids
 
 
-def new_canvas(api: Api, specs: list[dict]) -> tuple[str, list[str]]:
+def canvas_in_both_tabs(api: Api, tabs, base_url: str, specs: list[dict]) -> tuple[str, list[str], int]:
+    """A new canvas with a shape per spec, open in both tabs: its name, the shapes' UUIDs and the
+    version the tabs start from."""
     name, _ = api.create_canvas()
-    return name, seed(api, name, specs) if specs else []
+    uuids = seed(api, name, specs)
+    for tab in tabs:
+        tab.open(base_url, name)
+    return name, uuids, api.state(name)["version"]
 
 
 def converged(api: Api, name: str, *tabs: Tab, timeout: float = WAIT) -> dict:
@@ -315,12 +320,9 @@ def test_shapes_added_concurrently_in_two_tabs_all_appear_in_both_once(base_url,
 
 def test_a_drag_and_a_resize_in_one_tab_show_in_the_other(base_url, api, tabs):
     a, b = tabs
-    name, (shape, other) = new_canvas(api, [
+    name, (shape, other), start = canvas_in_both_tabs(api, tabs, base_url, [
         {"x": 80, "y": 60, "width": 140, "height": 90, "label": "drag me", "color": COLORS[0]},
         {"x": 460, "y": 120, "width": 110, "height": 110, "kind": "oval", "color": COLORS[2]}])
-    a.open(base_url, name)
-    b.open(base_url, name)
-    start = api.state(name)["version"]
 
     drag(a, a.shape(shape), 100, 60)
     a.wait("demo.scope.get(arguments[0]).properties.x === 180 && "
@@ -353,12 +355,9 @@ def test_a_drag_and_a_resize_in_one_tab_show_in_the_other(base_url, api, tabs):
 
 def test_a_refused_edit_springs_back_with_the_reason_visible(base_url, api, tabs):
     a, b = tabs
-    name, (first, second) = new_canvas(api, [
+    name, (first, second), start = canvas_in_both_tabs(api, tabs, base_url, [
         {"x": 60, "y": 60, "width": 140, "height": 90, "label": "first", "color": COLORS[1]},
         {"x": 300, "y": 200, "width": 140, "height": 90, "label": "second", "color": COLORS[3]}])
-    a.open(base_url, name)
-    b.open(base_url, name)
-    start = api.state(name)["version"]
 
     # (a) Obviously bad input: refused in the browser against the schema, nothing sent.
     a.select(first)
@@ -411,13 +410,10 @@ def test_both_tabs_resume_without_reload_after_the_server_is_killed_and_restarte
     a, b = tabs
     server = start_server()
     api = Api(server.url)
-    name, (first, second) = new_canvas(api, [
+    name, (first, second), start = canvas_in_both_tabs(api, tabs, server.url, [
         {"x": 60, "y": 80, "width": 140, "height": 90, "label": "first", "color": COLORS[0]},
         {"x": 320, "y": 160, "width": 110, "height": 110, "kind": "oval", "label": "second"}])
-    a.open(server.url, name)
-    b.open(server.url, name)
     pages = [tab.page_identity() for tab in tabs]
-    start = api.state(name)["version"]
     api.close()
 
     port = server.port
@@ -456,12 +452,9 @@ def test_both_tabs_resume_without_reload_after_the_server_is_killed_and_restarte
 
 def test_an_offline_tab_queues_its_edits_and_sends_each_once_on_return(base_url, api, tabs):
     a, b = tabs
-    name, (first, second) = new_canvas(api, [
+    name, (first, second), start = canvas_in_both_tabs(api, tabs, base_url, [
         {"x": 60, "y": 80, "width": 140, "height": 90, "label": "first", "color": COLORS[0]},
         {"x": 320, "y": 160, "width": 140, "height": 90, "label": "second", "color": COLORS[1]}])
-    a.open(base_url, name)
-    b.open(base_url, name)
-    start = api.state(name)["version"]
 
     b.set_offline(True)
     offline_at = time.monotonic()
@@ -520,9 +513,7 @@ def test_screenshot_of_two_tabs_on_one_canvas(server, api, tabs, tmp_path):
         {"x": 420, "y": 470, "width": 280, "height": 70, "label": "Two windows, one canvas",
          "color": COLORS[3]},
     ]
-    name, uuids = new_canvas(api, specs)
-    a.open(server.url, name)
-    b.open(server.url, name)
+    name, uuids, _ = canvas_in_both_tabs(api, tabs, server.url, specs)
     a.select(uuids[5])  # "Ship it"
     converged(api, name, a, b)
     shots = []
