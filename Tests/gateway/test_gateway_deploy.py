@@ -1,18 +1,28 @@
 """deploy/: what can be validated without Docker (see deploy/README.md). The files parse, name
 the endpoints and options the gateway really has, and the config files they ship are accepted
 by `jetstream serve --config … --print-config`. Each shipped config trusts the proxy it ships
-with, and a gateway on deploy/jetstream.yaml behind the shipped nginx tells its clients apart."""
+with, and a gateway on deploy/jetstream.yaml behind the shipped nginx tells its clients apart.
+The several-nodes variant (compose-postgres.yaml, nginx/jetstream-cluster.conf,
+kubernetes-postgres/) gives every node the database and no committed password, and real nginx
+running the cluster config sends each scope to one of two real gateways and the scopes to both."""
 from __future__ import annotations
 
 import ipaddress
 import json
 import os
 import pathlib
+import re
+import shutil
 import socket
 import subprocess
 import time
+import urllib.parse
 
+import httpx
+import pytest
 import yaml
+
+from nginx_proxy import Nginx
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -221,3 +231,267 @@ def test_clients_behind_the_shipped_nginx_are_told_apart(start_server, tmp_path)
         assert time.monotonic() < deadline, clients
         time.sleep(0.1)
     assert set(clients) == {"127.0.0.2", "127.0.0.3"}, clients
+
+
+# -- Several nodes on PostgreSQL: compose-postgres.yaml, nginx/jetstream-cluster.conf, -----------
+# -- kubernetes-postgres/ ------------------------------------------------------------------------
+
+CLUSTER_SITE = DEPLOY / "nginx" / "jetstream-cluster.conf"
+UPSTREAM_SERVER = re.compile(r"^\s*server ([\w.-]+):(\d+);", re.MULTILINE)
+
+
+def test_compose_postgres_runs_two_nodes_on_one_database():
+    [compose] = load_all(DEPLOY / "compose-postgres.yaml")
+    services = compose["services"]
+    assert set(services) == {"postgres", "jetstream-1", "jetstream-2", "nginx"}
+    nodes = {name: services[name] for name in ["jetstream-1", "jetstream-2"]}
+
+    database = services["postgres"]
+    assert database["image"].startswith("postgres:15")
+    assert any(volume.endswith(":/var/lib/postgresql/data") for volume in database["volumes"])
+    assert "pg_isready" in database["healthcheck"]["test"]
+    # No password is committed: it is interpolated from the operator's env file, and compose
+    # refuses to start without one (`:?`). The committed example is labelled as one and the real
+    # file is ignored by git.
+    password = database["environment"]["POSTGRES_PASSWORD"]
+    assert password.startswith("${POSTGRES_PASSWORD:?"), password
+    example = (DEPLOY / "compose-postgres.env.example").read_text()
+    assert "EXAMPLE ONLY" in example
+    assert re.search(r"^POSTGRES_PASSWORD=\S+$", example, re.MULTILINE)
+    assert "compose-postgres.env" in (DEPLOY / ".gitignore").read_text().splitlines()
+
+    [single] = load_all(DEPLOY / "compose.yaml")
+    nginx_address = services["nginx"]["networks"]["default"]["ipv4_address"]
+    [subnet] = [pool["subnet"] for pool in compose["networks"]["default"]["ipam"]["config"]]
+    [single_subnet] = [pool["subnet"] for pool in single["networks"]["default"]["ipam"]["config"]]
+    assert ipaddress.ip_address(nginx_address) in ipaddress.ip_network(subnet)
+    assert ipaddress.ip_network(subnet).is_private
+    assert not ipaddress.ip_network(subnet).overlaps(ipaddress.ip_network(single_subnet))
+    # The gateways resolve the database's name once: it keeps its address when recreated.
+    database_address = database["networks"]["default"]["ipv4_address"]
+    assert ipaddress.ip_address(database_address) in ipaddress.ip_network(subnet)
+    assert database_address != nginx_address
+
+    for name, node in nodes.items():
+        assert node["image"] == single["services"]["jetstream"]["image"], name
+        assert node["build"]["dockerfile"] == "deploy/Dockerfile", name
+        environment = node["environment"]
+        url = urllib.parse.urlsplit(environment["JETSTREAM_DATABASE_URL"])
+        assert url.scheme in ("postgres", "postgresql"), url
+        assert (url.hostname, url.port) == ("postgres", 5432), url       # the compose service
+        assert url.path == "/" + database["environment"]["POSTGRES_DB"], url
+        assert url.username == database["environment"]["POSTGRES_USER"], url
+        assert url.password is None, "the password comes from PGPASSWORD, not the URL"
+        assert environment["PGPASSWORD"] == password, name
+        assert node["depends_on"]["postgres"]["condition"] == "service_healthy", name
+        assert proxies(environment["JETSTREAM_TRUSTED_PROXY"]) == [nginx_address], name
+        assert "./jetstream.yaml:/etc/jetstream/jetstream.yaml:ro" in node["volumes"], name
+        assert node["stop_grace_period"] == single["services"]["jetstream"]["stop_grace_period"]
+
+    nginx = services["nginx"]
+    assert "./nginx/jetstream-cluster.conf:/etc/nginx/conf.d/default.conf:ro" in nginx["volumes"]
+    assert {name: dependency["condition"] for name, dependency in nginx["depends_on"].items()} == {
+        "jetstream-1": "service_healthy", "jetstream-2": "service_healthy"}
+    # nginx's upstream names exactly the gateway services, on their port.
+    upstreams = UPSTREAM_SERVER.findall(CLUSTER_SITE.read_text())
+    assert sorted(upstreams) == [(name, "8080") for name in sorted(nodes)]
+
+
+def test_the_cluster_site_config_hashes_by_scope_with_the_sse_tuning_of_the_single_one():
+    site = CLUSTER_SITE.read_text()
+    upstream = re.search(r"upstream jetstream \{(.*?)\}", site, re.DOTALL).group(1)
+    assert re.search(r"^\s*hash \$scope consistent;", upstream, re.MULTILINE), upstream
+    # A balancing method must come before keepalive, or nginx ignores it for cached connections.
+    assert upstream.index("hash $scope") < upstream.index("keepalive 32;")
+    assert re.search(r"map \$uri \$scope \{\s*~\^/v1/scopes/\(\?<name>\[\^/\]\+\) +\$name;", site)
+    # Every directive of the single-node site's server block (SSE tuning, forwarded headers,
+    # /metrics kept internal) is in the cluster's too.
+    single = (DEPLOY / "nginx" / "jetstream.conf").read_text()
+    server_block = single[single.index("server {"):]
+    directives = [line.split("#")[0].strip() for line in server_block.splitlines()]
+    for directive in filter(None, directives):
+        assert directive in site, directive
+    for directive in ["proxy_buffering off;", "proxy_read_timeout 1h;",
+                      'proxy_set_header Forwarded "";', "keepalive 32;"]:
+        assert directive in site, directive
+
+
+def test_the_image_carries_libpq_for_the_postgresql_store():
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    build, runtime = dockerfile.split("FROM debian:bookworm-slim")
+    assert "libpq-dev" in build
+    assert re.search(r"\blibpq5\b", runtime)
+
+
+def kubernetes_postgres_patch() -> dict:
+    [patch] = load_all(DEPLOY / "kubernetes-postgres" / "deployment-patch.yaml")
+    return patch
+
+
+def test_kubernetes_postgres_overlay_runs_two_replicas_on_the_secret():
+    [kustomization] = load_all(DEPLOY / "kubernetes-postgres" / "kustomization.yaml")
+    assert "../kubernetes" in kustomization["resources"]
+    # The example Secret (placeholder URL) is never applied from here.
+    assert not any("secret" in str(entry) for entry in kustomization["resources"])
+    [secret] = load_all(DEPLOY / "kubernetes-postgres" / "secret.example.yaml")
+    assert secret["kind"] == "Secret" and "EXAMPLE ONLY" in (
+        DEPLOY / "kubernetes-postgres" / "secret.example.yaml").read_text()
+
+    patch = kubernetes_postgres_patch()
+    assert patch["kind"] == "Deployment" and patch["spec"]["replicas"] == 2
+    assert patch["spec"]["strategy"]["type"] == "RollingUpdate"
+    [container] = patch["spec"]["template"]["spec"]["containers"]
+    [variable] = [v for v in container["env"] if v["name"] == "JETSTREAM_DATABASE_URL"]
+    reference = variable["valueFrom"]["secretKeyRef"]
+    # Not optional: a pod without the database must not start on a pod-local store.
+    assert "optional" not in reference or reference["optional"] is False
+    assert reference["name"] == secret["metadata"]["name"]
+    assert reference["key"] in secret["stringData"]
+    example = urllib.parse.urlsplit(secret["stringData"][reference["key"]])
+    assert example.scheme in ("postgres", "postgresql") and "CHANGE-ME" in example.password
+
+
+def kustomize(directory: pathlib.Path) -> dict[str, list[dict]]:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not installed: the kustomizations are not rendered")
+    result = subprocess.run([kubectl, "kustomize", str(directory)], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    kinds: dict[str, list[dict]] = {}
+    for document in yaml.safe_load_all(result.stdout):
+        kinds.setdefault(document["kind"], []).append(document)
+    return kinds
+
+
+def test_kubernetes_postgres_overlay_renders_without_a_volume_claim_and_keeps_probes_and_drain():
+    single = kustomize(DEPLOY / "kubernetes")
+    assert set(single) == {"ConfigMap", "Deployment", "PersistentVolumeClaim", "Service"}
+    assert single["Deployment"][0]["spec"]["replicas"] == 1
+
+    kinds = kustomize(DEPLOY / "kubernetes-postgres")
+    assert set(kinds) == {"ConfigMap", "Deployment", "PodDisruptionBudget", "Service"}
+    [deployment] = kinds["Deployment"]
+    assert deployment["spec"]["replicas"] == 2
+    pod = deployment["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    [variable] = [v for v in container["env"] if v["name"] == "JETSTREAM_DATABASE_URL"]
+    assert variable["valueFrom"]["secretKeyRef"] == {"name": "jetstream-database", "key": "url"}
+    assert not any("persistentVolumeClaim" in volume for volume in pod["volumes"]), pod["volumes"]
+    mounts = {mount["name"] for mount in container["volumeMounts"]}
+    assert mounts <= {volume["name"] for volume in pod["volumes"]}
+    # The single node's probes and drain, unchanged.
+    [single_deployment] = single["Deployment"]
+    single_pod = single_deployment["spec"]["template"]["spec"]
+    [single_container] = single_pod["containers"]
+    for key in ["livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "args", "ports"]:
+        assert container[key] == single_container[key], key
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert pod["terminationGracePeriodSeconds"] == single_pod["terminationGracePeriodSeconds"]
+    [budget] = kinds["PodDisruptionBudget"]
+    assert budget["spec"]["selector"] == deployment["spec"]["selector"]
+
+
+class ClusterNginx(Nginx):
+    """Real nginx running deploy/nginx/jetstream-cluster.conf, its `server jetstream-N:8080` lines
+    pointed at gateways on 127.0.0.1 (in order) and its listen port substituted."""
+
+    def __init__(self, prefix: pathlib.Path, upstream_ports: list[int]):
+        super().__init__(prefix, upstream_port=upstream_ports[0])   # main config, port, command
+        text = CLUSTER_SITE.read_text()
+        names = [name for name, _ in UPSTREAM_SERVER.findall(text)]
+        assert len(names) == len(upstream_ports), names
+        for name, port in zip(names, upstream_ports):
+            text = text.replace(f"server {name}:8080;", f"server 127.0.0.1:{port};")
+        text, listens = re.subn(r"listen 80;", f"listen 127.0.0.1:{self.port};", text)
+        text, ipv6 = re.subn(r"\n\s*listen \[::\]:80;", "", text)
+        assert (listens, ipv6) == (1, 1), "deploy/nginx/jetstream-cluster.conf changed shape"
+        (prefix / "jetstream.conf").write_text(text)
+
+
+def test_the_cluster_site_config_passes_nginx_t(tmp_path):
+    result = ClusterNginx(tmp_path / "nginx-t", [8081, 8082]).check()
+    assert result.returncode == 0, result.stderr
+    assert "syntax is ok" in result.stderr and "test is successful" in result.stderr
+
+
+def scope_paths(log_path: pathlib.Path) -> list[str]:
+    """The request paths (no query) of a gateway's access log."""
+    paths = []
+    for line in log_path.read_text(errors="replace").splitlines():
+        if line.startswith("{"):
+            entry = json.loads(line)
+            if entry.get("label") == "jetstream.access":
+                paths.append(entry["message"].split(" ")[1].split("?")[0])
+    return paths
+
+
+def test_nginx_sends_each_scope_to_one_node_and_spreads_scopes_over_both(start_server, tmp_path):
+    """Two gateways behind real nginx running deploy/nginx/jetstream-cluster.conf. Each has a
+    store of its own here (the routing is under test, not the shared store), so a request that
+    reached the wrong node would find no scope: every write, read, history and stream of a scope
+    succeeds only if they all meet on the node that created it, whichever client sends them. The
+    access logs show each scope on exactly one node and the scopes on both."""
+    from gateway_helpers import change, scope_name
+    from sse_stream import SSEStream
+
+    flags = ["--drain-delay", "0", "--heartbeat-interval", "1", "--log-format", "json"]
+    nodes = [start_server(*flags), start_server(*flags)]
+    nginx = ClusterNginx(tmp_path / "nginx", [node.port for node in nodes]).start()
+    names = [scope_name("canvas-route") for _ in range(24)]
+    # Two browsers: the hash is on the scope, not on the client.
+    clients = [httpx.Client(base_url=nginx.url, timeout=60.0,
+                            transport=httpx.HTTPTransport(local_address=address))
+               for address in ["127.0.0.2", "127.0.0.3"]]
+    try:
+        for name in names:
+            created = clients[0].put(f"/v1/scopes/{name}", json={"root": {"clsName": "Canvas"}})
+            assert created.status_code == 201, created.text
+            root = created.json()["rootUUID"]
+            written = clients[1].post(f"/v1/scopes/{name}/changesets", json={
+                "fragments": [change(root, "Canvas", name="routed")]})
+            assert written.status_code == 200, written.text
+            version = written.json()["version"]
+            state = clients[0].get(f"/v1/scopes/{name}")
+            assert state.status_code == 200 and state.json()["version"] == version, state.text
+            history = clients[1].get(f"/v1/scopes/{name}/changesets", params={"since": 0})
+            assert history.status_code == 200, history.text
+            with SSEStream(nginx.url, f"/v1/scopes/{name}/events") as stream:
+                assert stream.status == 200
+                event = stream.expect_event(timeout=30)
+                assert (event.type, int(event.id)) == ("snapshot", version)
+        # Paths outside a scope hash on the whole URI and are served too.
+        assert clients[0].get("/v1/scopes", params={"limit": 1}).status_code == 200
+
+        def homes() -> dict[str, set[int]]:
+            found: dict[str, set[int]] = {name: set() for name in names}
+            for index, node in enumerate(nodes):
+                for path in scope_paths(node.log_path):
+                    parts = path.split("/")
+                    if len(parts) > 3 and parts[3] in found:
+                        found[parts[3]].add(index)
+            return found
+
+        deadline = time.monotonic() + 30
+        while not all(homes().values()):
+            assert time.monotonic() < deadline, homes()
+            time.sleep(0.1)
+        home = homes()
+        assert all(len(indices) == 1 for indices in home.values()), home
+        owners = {name: next(iter(indices)) for name, indices in home.items()}
+        assert set(owners.values()) == {0, 1}, f"every scope on one node: {owners}"
+
+        # A stopped node's scopes go to the other node (any node serves any client): it answers
+        # them itself, from its own store here, instead of nginx answering 502.
+        nodes[0].stop()
+        for name in names:
+            response = clients[0].get(f"/v1/scopes/{name}")
+            expected = 404 if owners[name] == 0 else 200
+            assert response.status_code == expected, (name, response.status_code, response.text)
+            if expected == 404:
+                assert response.json()["type"] == "/problems/not-found", response.text
+    finally:
+        for client in clients:
+            client.close()
+        nginx.stop()
