@@ -42,6 +42,7 @@ let package = Package(
         .systemLibrary(
             name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // JSON: parser, writer and values; used by the model, the gateway and the load generator.
         .target(name: "JetstreamJSON", swiftSettings: strictSettings),
@@ -132,7 +133,7 @@ let package = Package(
             path: "Sources/Tools/HotPathBench",
             swiftSettings: strictSettings),
 
-        // Durable change log + snapshots (SQLite embedded; the PostgreSQL design is in docs/store.md).
+        // Durable change log + snapshots: the store interface and the embedded SQLite store.
         .target(
             name: "Store",
             dependencies: ["CSQLite", .product(name: "Logging", package: "swift-log")],
@@ -140,6 +141,11 @@ let package = Package(
         // Appends in a loop and prints each acknowledged version: the crash-safety test kills it.
         .executableTarget(
             name: "StoreCrashWriter", dependencies: ["Store"], path: "Sources/Tools/StoreCrashWriter",
+            swiftSettings: strictSettings),
+        // The shared store for several gateway nodes: PostgreSQL through libpq (non-blocking, pipelined).
+        .target(
+            name: "PostgresStore",
+            dependencies: ["CLibPQ", "Store", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "StoreBench", dependencies: ["Store"], path: "Sources/Tools/StoreBench", swiftSettings: strictSettings),
@@ -177,7 +183,7 @@ let package = Package(
         .target(
             name: "GatewayServer",
             dependencies: [
-                "Gateway", "ScopeEngine", "HTTPServer", "Store", "JetstreamModel", "SocketLoop",
+                "Gateway", "ScopeEngine", "HTTPServer", "Store", "PostgresStore", "JetstreamModel", "SocketLoop",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

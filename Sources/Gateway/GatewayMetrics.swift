@@ -54,6 +54,16 @@ public final class GatewayMetrics: ScopeEngineObserver {
         let count: CoreMetrics.Counter
     }
     private let engine = Mutex<EngineObservation?>(nil)
+    /// Nodes on a shared database: conflict retries, catch-ups and the store's connections.
+    let conflictRetries: CoreMetrics.Counter
+    let catchUpScopes: CoreMetrics.Counter
+    let catchUpLag: CoreMetrics.Timer
+    private let sharedStore = Mutex<SharedStoreObservation?>(nil)
+
+    private struct SharedStoreObservation {
+        let sample: @Sendable () -> SharedStoreSample
+        var seen = SharedStoreSample()
+    }
 
     private struct EngineObservation {
         let stats: @Sendable () -> HTTPServerStats
@@ -91,6 +101,7 @@ public final class GatewayMetrics: ScopeEngineObserver {
         factory.durationHistogramBuckets = [
             "jetstream_commit_duration_seconds": Self.commitBuckets,
             "jetstream_fanout_lag_seconds": Self.fanOutBuckets,
+            "jetstream_cluster_catchup_lag_seconds": Self.commitBuckets,
         ]
         self.registry = registry
         self.factory = factory
@@ -113,6 +124,14 @@ public final class GatewayMetrics: ScopeEngineObserver {
             label: "jetstream_sse_slow_subscribers_dropped_total", factory: factory)
         shedConnections = CoreMetrics.Counter(label: "jetstream_connections_shed_total", factory: factory)
         listenerPauses = CoreMetrics.Counter(label: "jetstream_listener_pauses_total", factory: factory)
+        conflictRetries = CoreMetrics.Counter(label: "jetstream_cluster_conflict_retries_total", factory: factory)
+        catchUpScopes = CoreMetrics.Counter(label: "jetstream_cluster_catchup_total", factory: factory)
+        catchUpLag = CoreMetrics.Timer(label: "jetstream_cluster_catchup_lag_seconds", factory: factory)
+    }
+
+    /// Reads a shared store's counters at each scrape (nodes on PostgreSQL).
+    public func observe(sharedStore sample: @escaping @Sendable () -> SharedStoreSample) {
+        sharedStore.withLock { $0 = SharedStoreObservation(sample: sample) }
     }
 
     /// Reads open streams, connections and dropped slow subscribers from `server` at each scrape.
@@ -174,6 +193,15 @@ public final class GatewayMetrics: ScopeEngineObserver {
         idempotentReplays.increment()
     }
 
+    public func didRetryAfterConflict() {
+        conflictRetries.increment()
+    }
+
+    public func didCatchUp(records: Int, lag: Duration) {
+        catchUpScopes.increment(by: records)
+        catchUpLag.recordNanoseconds(lag.nanosecondsClamped)
+    }
+
     func countRejected(_ kind: ProblemKind) {
         changeSetsRejected[kind]?.increment()
     }
@@ -197,9 +225,65 @@ public final class GatewayMetrics: ScopeEngineObserver {
             if shed > 0 { shedConnections.increment(by: shed) }
             if pauses > 0 { listenerPauses.increment(by: pauses) }
         }
+        recordSharedStore()
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
         return buffer
+    }
+}
+
+extension GatewayMetrics {
+    private func recordSharedStore() {
+        let delta = sharedStore.withLock { observation -> (now: SharedStoreSample, since: SharedStoreSample)? in
+            guard let sample = observation?.sample() else { return nil }
+            defer { observation!.seen = sample }
+            return (sample, observation!.seen)
+        }
+        guard let (now, since) = delta else { return }
+        for (role, count) in [("writer", now.writersUp), ("reader", now.readersUp), ("listener", now.listenerUp)] {
+            CoreMetrics.Gauge(label: "jetstream_store_connections", dimensions: [("role", role)], factory: factory)
+                .record(count)
+        }
+        let counters: [(String, Int)] = [
+            ("jetstream_store_batches_total", now.batches - since.batches),
+            ("jetstream_store_batch_operations_total", now.operations - since.operations),
+            ("jetstream_store_failed_batches_total", now.failedBatches - since.failedBatches),
+            ("jetstream_store_reconnects_total", now.reconnects - since.reconnects),
+            ("jetstream_cluster_notifications_total", now.notifications - since.notifications),
+        ]
+        for (label, increment) in counters {
+            CoreMetrics.Counter(label: label, factory: factory).increment(by: max(0, increment))
+        }
+    }
+}
+
+/// A shared store's counters as the metrics read them (cumulative; connections up by role).
+///
+/// ```swift
+/// metrics.observe(sharedStore: { SharedStoreSample(batches: store.statistics.batches, …) })
+/// ```
+public struct SharedStoreSample: Sendable {
+    public var writersUp = 0
+    public var readersUp = 0
+    public var listenerUp = 0
+    public var batches = 0
+    public var operations = 0
+    public var failedBatches = 0
+    public var reconnects = 0
+    public var notifications = 0
+
+    public init(
+        writersUp: Int = 0, readersUp: Int = 0, listenerUp: Int = 0, batches: Int = 0, operations: Int = 0,
+        failedBatches: Int = 0, reconnects: Int = 0, notifications: Int = 0
+    ) {
+        self.writersUp = writersUp
+        self.readersUp = readersUp
+        self.listenerUp = listenerUp
+        self.batches = batches
+        self.operations = operations
+        self.failedBatches = failedBatches
+        self.reconnects = reconnects
+        self.notifications = notifications
     }
 }
 

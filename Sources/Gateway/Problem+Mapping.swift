@@ -93,7 +93,8 @@ extension Problem {
                     "version": .number(JSONNumber(current)), "oldestVersion": .number(JSONNumber(oldest)),
                 ])
         case .store:
-            self.init(.storeUnavailable, detail: detail)
+            // Safe to retry (with the same Idempotency-Key): nothing was acknowledged.
+            self.init(.storeUnavailable, detail: detail, headers: [.retryAfter: "1"])
         }
     }
 }

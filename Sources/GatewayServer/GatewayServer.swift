@@ -3,6 +3,7 @@ import Gateway
 import HTTPServer
 import JetstreamModel
 import Logging
+import PostgresStore
 import ScopeEngine
 import ServiceLifecycle
 import SocketLoop
@@ -26,7 +27,7 @@ public final class GatewayServer: Sendable {
     public let engine: ScopeEngine
     public let gateway: Gateway
     public let http: HTTPServer
-    public let store: SQLiteStore
+    public let store: any ChangeLogStore
     let logger: Logger
     /// Scopes and change sets replayed from the store at start.
     public let recovered: (scopes: Int, replayed: Int)
@@ -34,14 +35,7 @@ public final class GatewayServer: Sendable {
     /// Opens the store, recovers every scope, builds the routes and starts listening.
     public static func start(_ configuration: GatewayServerConfiguration, logger: Logger) async throws -> GatewayServer
     {
-        try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
-        var storeConfiguration = SQLiteStore.Configuration()
-        storeConfiguration.retainedChangeSets = configuration.historyLimit
-        storeConfiguration.idempotencyTTLMilliseconds = Int64(
-            (configuration.idempotencyTTL / .milliseconds(1)).rounded())
-        let store = try SQLiteStore(
-            path: configuration.storePath, configuration: storeConfiguration,
-            logger: Logger(label: "\(logger.label).store"))
+        let store = try openStore(configuration, logger: Logger(label: "\(logger.label).store"))
         do {
             return try await GatewayServer(configuration: configuration, store: store, logger: logger)
         } catch {
@@ -50,7 +44,25 @@ public final class GatewayServer: Sendable {
         }
     }
 
-    private init(configuration: GatewayServerConfiguration, store: SQLiteStore, logger: Logger) async throws {
+    /// The shared PostgreSQL store with a database URL, else the embedded SQLite store.
+    static func openStore(_ configuration: GatewayServerConfiguration, logger: Logger) throws -> any ChangeLogStore {
+        let idempotencyTTL = Int64((configuration.idempotencyTTL / .milliseconds(1)).rounded())
+        if let url = configuration.databaseURL {
+            var storeConfiguration = PostgresStore.Configuration()
+            storeConfiguration.retainedChangeSets = configuration.historyLimit
+            storeConfiguration.idempotencyTTLMilliseconds = idempotencyTTL
+            storeConfiguration.writerConnections = configuration.databaseWriters
+            storeConfiguration.pollInterval = configuration.databasePollInterval
+            return try PostgresStore(url: url, configuration: storeConfiguration, logger: logger)
+        }
+        try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        var storeConfiguration = SQLiteStore.Configuration()
+        storeConfiguration.retainedChangeSets = configuration.historyLimit
+        storeConfiguration.idempotencyTTLMilliseconds = idempotencyTTL
+        return try SQLiteStore(path: configuration.storePath, configuration: storeConfiguration, logger: logger)
+    }
+
+    private init(configuration: GatewayServerConfiguration, store: any ChangeLogStore, logger: Logger) async throws {
         self.configuration = configuration
         self.store = store
         self.logger = logger
@@ -60,15 +72,30 @@ public final class GatewayServer: Sendable {
             historyLimit: configuration.historyLimit, resumeBufferSize: configuration.resumeBufferSize,
             snapshotInterval: configuration.snapshotInterval, maxHistoryPage: configuration.limits.maxHistoryPage)
         Gateway.prepare(&engineConfiguration, metrics: metrics)
+        if let shared = store as? PostgresStore {
+            engineConfiguration.conflictRetries = configuration.conflictRetries
+            metrics.observe(sharedStore: {
+                let statistics = shared.statistics
+                return SharedStoreSample(
+                    writersUp: statistics.writersUp, readersUp: statistics.readersUp,
+                    listenerUp: statistics.listenerUp ? 1 : 0, batches: statistics.batches,
+                    operations: statistics.committedOperations, failedBatches: statistics.failedBatches,
+                    reconnects: statistics.reconnects, notifications: statistics.notificationsReceived)
+            })
+        }
         engine = ScopeEngine(configuration: engineConfiguration, store: store, logger: logger)
         let started = ContinuousClock.now
         recovered = try await engine.recover()
         logger.info(
             "store recovered",
             metadata: [
-                "path": "\(configuration.storePath)", "scopes": "\(recovered.scopes)",
+                "store": "\((store as? PostgresStore)?.target.description ?? configuration.storePath)",
+                "scopes": "\(recovered.scopes)",
                 "replayed": "\(recovered.replayed)", "duration": "\(ContinuousClock.now - started)",
             ])
+        // On a shared database, other nodes' commits arrive from now on (and everything since the
+        // recovery read is compared at once).
+        engine.followSharedStore()
         if configuration.schema == nil { try await engine.ensureScope(named: "demo") }
 
         var policy = configuration.access

@@ -21,6 +21,17 @@ public struct GatewayServerConfiguration: Sendable {
     public var loops = SocketServerConfiguration.coreCount
     /// Directory of the embedded SQLite store (`jetstream.sqlite` inside it).
     public var dataDirectory: String
+    /// A PostgreSQL connection string (`postgres://…` or `key=value …`): the nodes sharing it
+    /// share every scope. Nil for the embedded store in ``dataDirectory``.
+    public var databaseURL: String?
+    /// Writer connections per node to the shared database.
+    public var databaseWriters = 4
+    /// How often a node on a shared database compares every scope's version (a safety net for a
+    /// lost notification).
+    public var databasePollInterval: Duration = .seconds(2)
+    /// How often a change set that lost a version race to another node is validated again and
+    /// retried before it is answered 503.
+    public var conflictRetries = 8
     /// The model schema; the built-in demo schema when nil (and the `demo` scope is created).
     public var schema: Schema?
     public var limits = ServerLimits()

@@ -7,7 +7,9 @@ extension ServeCommand {
     /// prints and the keys a `--config` file may hold.
     var effectiveConfiguration: [(key: String, value: any Sendable)] {
         let serve: [(key: String, value: any Sendable)] = [
-            ("host", host), ("port", port), ("data-dir", dataDir), ("schema", schema ?? ""),
+            ("host", host), ("port", port), ("data-dir", dataDir), ("database-url", redactedDatabaseURL),
+            ("database-writers", databaseWriters), ("database-poll-interval", databasePollInterval),
+            ("schema", schema ?? ""),
             ("heartbeat-interval", heartbeatInterval), ("history-limit", historyLimit),
             ("resume-buffer", resumeBuffer), ("snapshot-interval", snapshotInterval), ("loops", loops),
             ("max-body-bytes", maxBodyBytes), ("max-header-bytes", maxHeaderBytes), ("max-fragments", maxFragments),
@@ -17,6 +19,15 @@ extension ServeCommand {
             ("log-level", logLevel),
         ]
         return serve + accessConfiguration
+    }
+
+    /// The database URL with any password replaced by `***` (printed configurations end up in
+    /// tickets and logs).
+    var redactedDatabaseURL: String {
+        guard let url = databaseURL else { return "" }
+        var text = url.replacing(#/(password\s*=\s*)('[^']*'|\S+)/#) { "\($0.output.1)***" }
+        text = text.replacing(#/^(postgres(?:ql)?://[^:/@?]*):[^@/?]*@/#) { "\($0.output.1):***@" }
+        return text.replacing(#/([?&]password=)[^&]*/#) { "\($0.output.1)***" }
     }
 
     /// The auth, CORS, proxy and limit options; a repeatable option is one comma-separated value

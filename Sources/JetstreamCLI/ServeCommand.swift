@@ -34,6 +34,23 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Directory of the embedded store. [JETSTREAM_DATA_DIR]")
     var dataDir = EnvironmentDefault.value("JETSTREAM_DATA_DIR", "./jetstream-data")
     @Option(
+        name: .customLong("database-url"),
+        help: ArgumentHelp(
+            "PostgreSQL to store in instead of --data-dir: every node given the same database serves the same scopes. [JETSTREAM_DATABASE_URL]",
+            discussion:
+                "A libpq URI (postgres://user@host:5432/db) or key=value string; the password may also come from PGPASSWORD or ~/.pgpass."
+        ))
+    var databaseURLFlag: String?
+    /// `--database-url`, else `JETSTREAM_DATABASE_URL`, else the config file's `database-url`.
+    var databaseURL: String? { databaseURLFlag ?? EnvironmentDefault.string("JETSTREAM_DATABASE_URL") }
+    @Option(help: "Writer connections per node to the database. [JETSTREAM_DATABASE_WRITERS]")
+    var databaseWriters = EnvironmentDefault.value("JETSTREAM_DATABASE_WRITERS", 4)
+    @Option(
+        help:
+            "Seconds between comparisons of every scope's version with the database (a safety net for a lost notification). [JETSTREAM_DATABASE_POLL_INTERVAL]"
+    )
+    var databasePollInterval = EnvironmentDefault.value("JETSTREAM_DATABASE_POLL_INTERVAL", 2.0)
+    @Option(
         name: .customLong("schema"),
         help: "Model schema file (YAML or JSON); the demo schema when absent. [JETSTREAM_SCHEMA]")
     var schemaFlag: String?
@@ -94,6 +111,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard drainDelay >= 0 else { throw ValidationError("--drain-delay must be ≥ 0") }
         guard gracePeriod >= 0 else { throw ValidationError("--grace-period must be ≥ 0") }
         guard idempotencyTTL > 0 else { throw ValidationError("--idempotency-ttl must be positive") }
+        guard (1...64).contains(databaseWriters) else { throw ValidationError("--database-writers must be 1…64") }
+        guard databasePollInterval > 0 else { throw ValidationError("--database-poll-interval must be positive") }
         try validateConfigFile()
     }
 
@@ -119,6 +138,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
 
         var configuration = GatewayServerConfiguration(dataDirectory: dataDir)
+        configuration.databaseURL = databaseURL
+        configuration.databaseWriters = databaseWriters
+        configuration.databasePollInterval = .milliseconds(Int64((databasePollInterval * 1000).rounded()))
         configuration.host = host
         configuration.port = port
         configuration.loops = loops

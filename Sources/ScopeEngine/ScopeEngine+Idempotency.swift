@@ -91,15 +91,36 @@ extension ScopeEngine {
                 return finish(.rejected(storeFailure(error)))
             }
             guard let stored else {
-                return stage(submission, to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: finish)
+                return stage(submission, to: handle, ifMatch: ifMatch, idempotency: idempotency) { outcome in
+                    guard case .rejected(.store(.idempotencyKeyExists)) = outcome else { return finish(outcome) }
+                    // Another node decided the same key first (a shared store): its outcome stands.
+                    Task { await self.answerFromStore(idempotency, of: handle, otherwise: outcome, finish: finish) }
+                }
             }
-            if stored.requestDigest == idempotency.digest {
-                configuration.observer?.didReplay()
-                finish(.replayed(stored))
-            } else {
-                finish(.rejected(.idempotencyKeyReused(idempotency.key)))
-            }
+            answer(idempotency, with: stored, finish: finish)
         }
+    }
+
+    /// A stored outcome answered again (same request) or the key refused (another request).
+    private func answer(
+        _ idempotency: IdempotencyKey, with stored: IdempotencyRecord, finish: @Sendable (SubmitOutcome) -> Void
+    ) {
+        if stored.requestDigest == idempotency.digest {
+            configuration.observer?.didReplay()
+            finish(.replayed(stored))
+        } else {
+            finish(.rejected(.idempotencyKeyReused(idempotency.key)))
+        }
+    }
+
+    private func answerFromStore(
+        _ idempotency: IdempotencyKey, of handle: ScopeHandle, otherwise outcome: SubmitOutcome,
+        finish: @Sendable (SubmitOutcome) -> Void
+    ) async {
+        guard let stored = try? await store.idempotencyRecord(scope: handle.name, key: idempotency.storageKey) else {
+            return finish(outcome)
+        }
+        answer(idempotency, with: stored, finish: finish)
     }
 
     /// Stores a final rejection under its key, then answers it (the answer does not wait on a

@@ -31,6 +31,15 @@ extension ScopeEngine {
             let committed = runtime.committed.version
             if version <= committed { return .known }
             guard version == committed + 1 else { return .gap(after: committed) }
+            // Our own append, read back from the shared log before its completion ran: it is
+            // published now, with the state we staged, and stays the lineage's head.
+            if let own = runtime.staged.first, own.state.version == version, own.payload == record.payload {
+                runtime.didCommit(token: own.token)
+                publish(
+                    ScopeEvent(kind: .changeset, version: version, payload: record.payload), state: own.state,
+                    of: handle, runtime: &runtime)
+                return .applied
+            }
             let state = try replay(record, onto: runtime.committed, scope: handle.name)
             publish(
                 ScopeEvent(kind: .changeset, version: version, payload: record.payload), state: state, of: handle,

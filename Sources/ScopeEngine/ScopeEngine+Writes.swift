@@ -89,7 +89,7 @@ extension ScopeEngine {
 
     func stage(
         _ submission: Submission, to handle: ScopeHandle, ifMatch: VersionCondition?, idempotency: IdempotencyKey?,
-        completion: @escaping @Sendable (SubmitOutcome) -> Void
+        attempt: Int = 0, completion: @escaping @Sendable (SubmitOutcome) -> Void
     ) {
         let rejection: ScopeError? = handle.runtime.withLock { runtime in
             guard !runtime.deleted else { return .scopeNotFound(handle.name) }
@@ -120,7 +120,7 @@ extension ScopeEngine {
                 return translation.map { .mergePatchRejected($0.errors(for: replies)) } ?? .changeSetRejected(replies)
             case .accepted(let applied):
                 let payload = ChangeSetPayload(applied, idempotencyKey: idempotency?.key)
-                let lineage = runtime.stage(applied.state)
+                let lineage = runtime.stage(applied.state, payload: payload.bytes)
                 let record = idempotency?.record(
                     status: 200, response: payload.acceptedResponse(fragmentCount: fragmentCount))
                 let appendStarted = ContinuousClock.now
@@ -131,6 +131,23 @@ extension ScopeEngine {
                         idempotency: record, parentToken: lineage.parent, token: lineage.token)
                 ) { [self] result in
                     configuration.observer?.didCommit(after: ContinuousClock.now - appendStarted)
+                    if case .failure(let error) = result, error.isLostRace, attempt < configuration.conflictRetries {
+                        // Another node's version took the slot (or the one this was built on):
+                        // catch up from the shared log and validate again on the newer state.
+                        handle.runtime.withLock { $0.didFail(token: lineage.token) }
+                        configuration.observer?.didRetryAfterConflict()
+                        Task {
+                            // Full jitter, growing with the attempt: writers racing on one scope
+                            // from several nodes spread out instead of colliding again.
+                            let ceiling = min(1 << attempt, 32)
+                            try? await Task.sleep(for: .microseconds(Int.random(in: 0...(ceiling * 1000))))
+                            let current = await catchUp(handle.name) ?? handle
+                            stage(
+                                submission, to: current, ifMatch: ifMatch, idempotency: idempotency,
+                                attempt: attempt + 1, completion: completion)
+                        }
+                        return
+                    }
                     didCommit(
                         payload, state: applied.state, token: lineage.token, of: handle, result: result,
                         answer: record?.response ?? payload.acceptedResponse(fragmentCount: fragmentCount),
@@ -157,6 +174,11 @@ extension ScopeEngine {
         case .success:
             let committedAt = ContinuousClock.now
             handle.runtime.withLock { runtime in
+                guard runtime.committed.version < payload.version else {
+                    // Already read back from a shared store and published (acceptCommitted).
+                    runtime.staged.removeAll { $0.token == token }
+                    return
+                }
                 runtime.didCommit(token: token)
                 publish(payload.event, state: state, of: handle, runtime: &runtime)
             }

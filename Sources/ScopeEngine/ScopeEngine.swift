@@ -177,6 +177,7 @@ public final class ScopeEngine: Sendable {
     /// `nil` when the engine can serve (not draining and the store answers a read), else why not.
     public func readinessProblem() async -> String? {
         if isDraining { return "the gateway is draining for shutdown" }
+        if let reason = store.unavailability { return reason }
         do {
             _ = try await store.listScopes(after: nil, limit: 1)
             return nil

@@ -28,6 +28,10 @@ public struct ScopeEngineConfiguration: Sendable {
     public var encodeRejection: @Sendable (ScopeError) -> (status: Int, body: [UInt8])
     /// Told of commits, fan-outs and replays (the gateway's Prometheus metrics).
     public var observer: (any ScopeEngineObserver)?
+    /// How often a change set that lost a version race to another node (a shared store) is
+    /// validated again on the newer state and retried before it is answered as a store failure
+    /// (503). 0 for a store only this node writes.
+    public var conflictRetries: Int = 0
 
     public init(
         schema: Schema, limits: Limits = Limits(), historyLimit: Int = 10_000, resumeBufferSize: Int = 256,
@@ -57,4 +61,13 @@ public protocol ScopeEngineObserver: Sendable {
     func didFanOut(after duration: Duration)
     /// A request with a known idempotency key was answered with the stored outcome.
     func didReplay()
+    /// A change set lost a version race to another node and is validated and appended again.
+    func didRetryAfterConflict()
+    /// Versions committed by other nodes were read and published, `lag` after their notice came.
+    func didCatchUp(records: Int, lag: Duration)
+}
+
+extension ScopeEngineObserver {
+    public func didRetryAfterConflict() {}
+    public func didCatchUp(records: Int, lag: Duration) {}
 }

@@ -33,18 +33,21 @@ public final class ScopeHandle: Sendable {
         var tipToken: UInt64 = 0
         var committedToken: UInt64 = 0
 
-        /// A staged version: its token, the token of the state it was built on, and its state.
+        /// A staged version: its token, the token of the state it was built on, its state and
+        /// the payload logged for it (which tells it apart when a node reads it back from a shared
+        /// store before its own append completed).
         struct StagedVersion: Sendable {
             var token: UInt64
             var parent: UInt64
             var state: ScopeState
+            var payload: [UInt8]
         }
 
         /// Stages `state` on the tip; returns its append's lineage (parent, token).
-        mutating func stage(_ state: ScopeState) -> (parent: UInt64, token: UInt64) {
+        mutating func stage(_ state: ScopeState, payload: [UInt8]) -> (parent: UInt64, token: UInt64) {
             let token = UInt64.random(in: 1...(UInt64.max >> 1))
             let parent = tipToken
-            staged.append(StagedVersion(token: token, parent: parent, state: state))
+            staged.append(StagedVersion(token: token, parent: parent, state: state, payload: payload))
             tip = state
             tipToken = token
             return (parent, token)

@@ -62,9 +62,15 @@ public protocol ChangeLogStore: Sendable {
 
     /// Finishes queued writes, then releases the database. Later calls fail with ``StoreError/closed``.
     func close()
+
+    /// Why the store cannot serve right now (a shared database out of reach), nil when it can.
+    var unavailability: String? { get }
 }
 
 extension ChangeLogStore {
+    /// An embedded store is available while it is open.
+    public var unavailability: String? { nil }
+
     /// Appends a change set and returns once it is durable.
     public func append(_ request: AppendRequest) async throws(StoreError) {
         let result = await withCheckedContinuation { continuation in

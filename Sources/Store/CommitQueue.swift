@@ -3,10 +3,11 @@ import Synchronization
 
 /// The queue between writers (any thread) and the commit thread: writers enqueue and signal, the commit
 /// thread takes everything pending as one batch. A counting semaphore carries the wake-ups, so none is
-/// lost between a check of the queue and the wait.
-final class CommitQueue: Sendable {
+/// lost between a check of the queue and the wait. Shared by the SQLite commit thread and the
+/// PostgreSQL writer connections (one queue each).
+package final class CommitQueue<Operation: Sendable>: Sendable {
     private struct State {
-        var pending: [WriteOperation] = []
+        var pending: [Operation] = []
         var paused = false
         var closed = false
     }
@@ -15,7 +16,9 @@ final class CommitQueue: Sendable {
     private let wakeup = DispatchSemaphore(value: 0)
 
     /// Queues `operation`; `false` when the queue is closed (the caller fails the operation).
-    func enqueue(_ operation: WriteOperation) -> Bool {
+    package init() {}
+
+    package func enqueue(_ operation: Operation) -> Bool {
         let accepted = state.withLock { state in
             guard !state.closed else { return false }
             state.pending.append(operation)
@@ -27,9 +30,9 @@ final class CommitQueue: Sendable {
 
     /// Blocks until operations are pending and commits are not paused, then returns up to `limit` of them
     /// in submission order; `nil` once the queue is closed and drained.
-    func takeBatch(limit: Int) -> [WriteOperation]? {
+    package func takeBatch(limit: Int) -> [Operation]? {
         while true {
-            let batch: [WriteOperation]?? = state.withLock { state in
+            let batch: [Operation]?? = state.withLock { state in
                 if !state.paused, !state.pending.isEmpty {
                     let count = min(limit, state.pending.count)
                     let batch = Array(state.pending.prefix(count))
@@ -44,17 +47,17 @@ final class CommitQueue: Sendable {
         }
     }
 
-    var pendingCount: Int { state.withLock { $0.pending.count } }
+    package var pendingCount: Int { state.withLock { $0.pending.count } }
 
-    var isEmpty: Bool { pendingCount == 0 }
+    package var isEmpty: Bool { pendingCount == 0 }
 
-    func setPaused(_ paused: Bool) {
+    package func setPaused(_ paused: Bool) {
         state.withLock { $0.paused = paused }
         wakeup.signal()
     }
 
     /// Refuses new operations; those already queued are still committed (even if commits were paused).
-    func close() {
+    package func close() {
         state.withLock {
             $0.closed = true
             $0.paused = false
@@ -65,8 +68,8 @@ final class CommitQueue: Sendable {
 
 /// A write queued for the commit thread. Each runs inside the batch transaction under its own savepoint,
 /// so one failing operation leaves the others of its batch intact.
-enum WriteOperation: Sendable {
-    typealias Completion<Value> = @Sendable (Result<Value, StoreError>) -> Void
+package enum WriteOperation: Sendable {
+    package typealias Completion<Value> = @Sendable (Result<Value, StoreError>) -> Void
 
     case append(AppendRequest, Completion<Void>)
     case recordRejection(scope: String, IdempotencyRecord, Completion<Void>)
@@ -77,7 +80,7 @@ enum WriteOperation: Sendable {
     case expireIdempotencyRecords(Completion<Int>)
 
     /// Completes the operation with `error` without running it (store closed, transaction failed).
-    func fail(_ error: StoreError) {
+    package func fail(_ error: StoreError) {
         switch self {
         case .append(_, let completion), .recordRejection(_, _, let completion),
             .writeSnapshot(_, _, _, let completion):

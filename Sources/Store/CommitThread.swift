@@ -12,7 +12,7 @@ import Darwin
 /// The dedicated thread that owns the writer connection: it drains the ``CommitQueue`` batch by batch,
 /// one transaction and one fsync per batch, so concurrent writers share a commit (group commit).
 final class CommitThread: Sendable {
-    private let queue: CommitQueue
+    private let queue: CommitQueue<WriteOperation>
     private let startup = Mutex<Result<Void, StoreError>?>(nil)
     private let started = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
@@ -21,7 +21,7 @@ final class CommitThread: Sendable {
 
     /// Starts the thread and waits until it has opened (and if needed created) the database.
     init(
-        path: String, configuration: SQLiteStore.Configuration, queue: CommitQueue, logger: Logger
+        path: String, configuration: SQLiteStore.Configuration, queue: CommitQueue<WriteOperation>, logger: Logger
     ) throws(StoreError) {
         self.queue = queue
         let thread = Thread { [self] in

@@ -20,7 +20,7 @@ public final class SQLiteStore: ChangeLogStore {
     public let path: String
     public let configuration: Configuration
     let logger: Logger
-    private let queue = CommitQueue()
+    private let queue = CommitQueue<WriteOperation>()
     private let commitThread: CommitThread
     let readers: ReaderPool
     /// Held while open: one process per store file.

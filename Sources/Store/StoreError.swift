@@ -28,8 +28,23 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidArgument(String)
     /// A statement failed: which one, SQLite's (extended) result code and message.
     case sqlite(operation: String, code: Int32, message: String)
+    /// A PostgreSQL statement failed: which operation, the SQLSTATE and the server's message.
+    case postgres(operation: String, sqlState: String, message: String)
+    /// The database cannot be reached (connection refused or lost, server restarting). A write that
+    /// fails so was not acknowledged; it may or may not have committed — retry it with its
+    /// idempotency key.
+    case unavailable(String)
     /// The store was closed; nothing more is accepted.
     case closed
+
+    /// A version race lost to another writer of a shared store: the append was not logged, and
+    /// the same change set may succeed once validated again on the newer state.
+    public var isLostRace: Bool {
+        switch self {
+        case .versionConflict, .staleBase: true
+        default: false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -47,6 +62,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             "idempotency key '\(key)' is already stored for scope '\(scope)'"
         case .invalidArgument(let message): "invalid argument: \(message)"
         case .sqlite(let operation, let code, let message): "SQLite error \(code) during \(operation): \(message)"
+        case .postgres(let operation, let sqlState, let message):
+            "PostgreSQL error \(sqlState) during \(operation): \(message)"
+        case .unavailable(let message): "the database is unavailable: \(message)"
         case .closed: "the store is closed"
         }
     }

@@ -14,12 +14,13 @@ cd "$(dirname "$0")/../.."
 
 # One rule a line: the module folders under Sources/ | the modules they must not import | why.
 RULES=(
-    "ScopeEngine|HTTPServer SocketLoop HTTPTypes HTTP1 HTTP2 HTTPCompression Gateway GatewayServer CLinuxIO|the scope engine knows nothing of HTTP or sockets"
+    "ScopeEngine|HTTPServer SocketLoop HTTPTypes HTTP1 HTTP2 HTTPCompression Gateway GatewayServer CLinuxIO PostgresStore CLibPQ CSQLite|the scope engine knows nothing of HTTP or sockets, and stores only through the Store interface"
     "JetstreamModel JetstreamJSON|Store ScopeEngine HTTPServer SocketLoop HTTPTypes Gateway GatewayServer|the model core has no I/O, no store and no HTTP"
     "SocketLoop|HTTPServer HTTPTypes HTTP1 HTTP2 Gateway GatewayServer ScopeEngine|the socket loop knows nothing of HTTP or scopes"
     "HTTPServer HTTP1 HTTP2|Gateway GatewayServer ScopeEngine Store JetstreamModel|the HTTP engine knows nothing of scopes, the engine or the store"
     "LoadGenerator|JetstreamModel Gateway GatewayServer ScopeEngine|the load generator is a client: HTTP and JSON, not the model or the server"
     "JetstreamClient|SocketLoop CLinuxIO HTTP1 HTTP2 HTTPCompression HTTPServer Gateway GatewayServer ScopeEngine Store LoadGenerator|the Swift client speaks HTTP through Foundation only (URLSession), never the server's engine"
+    "Store PostgresStore|JetstreamModel JetstreamJSON ScopeEngine HTTPServer SocketLoop HTTPTypes HTTP1 HTTP2 Gateway GatewayServer|the stores keep bytes: no model, no engine, no HTTP"
     "ServerSentEvents|SocketLoop CLinuxIO HTTP1 HTTP2 HTTPCompression HTTPServer HTTPTypes Gateway GatewayServer ScopeEngine Store LoadGenerator JetstreamModel JetstreamJSON Jetstream|the SSE parser is pure stdlib, shared by the load generator and Swift clients"
 )
 

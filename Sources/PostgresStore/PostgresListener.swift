@@ -1,0 +1,151 @@
+import CLibPQ
+import Dispatch
+import Foundation
+import Logging
+import Store
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The node's dedicated `LISTEN` connection and its thread: every notification becomes a
+/// ``ChangeNotice`` for the handler; every poll interval (and after every reconnect) the handler
+/// gets ``ChangeNotice/everything``, so a node that missed notifications — its connection dropped,
+/// or killed by an operator — re-reads every scope's version instead of trusting the hints.
+/// While it is down, ``unavailability`` says why (the gateway's `/readyz` answers 503).
+final class PostgresListener: Sendable {
+    private let handler = Mutex<(@Sendable (ChangeNotice) -> Void)?>(nil)
+    private let closed = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private let problem = Mutex<String?>(nil)
+
+    init(
+        target: PGTarget, configuration: PostgresStore.Configuration, statistics: PostgresCounters,
+        logger: Logger, expiryDue: @escaping @Sendable () -> Void
+    ) {
+        let thread = Thread { [self] in
+            defer { finished.signal() }
+            run(
+                target: target, configuration: configuration, statistics: statistics, logger: logger,
+                expiryDue: expiryDue)
+        }
+        thread.name = "jetstream-pg-listener"
+        thread.start()
+    }
+
+    /// Why the listener has no connection now; nil while it listens.
+    var unavailability: String? { problem.withLock { $0 } }
+
+    func follow(_ handler: @escaping @Sendable (ChangeNotice) -> Void) {
+        self.handler.withLock { $0 = handler }
+        handler(.everything)
+    }
+
+    func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        finished.wait()
+        finished.signal()
+    }
+
+    private func deliver(_ notice: ChangeNotice) {
+        handler.withLock { $0 }?(notice)
+    }
+
+    private func run(
+        target: PGTarget, configuration: PostgresStore.Configuration, statistics: PostgresCounters,
+        logger: Logger, expiryDue: @Sendable () -> Void
+    ) {
+        let expiryInterval = Duration.milliseconds(configuration.idempotencyExpiryIntervalMilliseconds)
+        var nextExpiry = ContinuousClock.now + expiryInterval
+        let tick = {
+            guard ContinuousClock.now >= nextExpiry else { return }
+            nextExpiry = ContinuousClock.now + expiryInterval
+            expiryDue()
+        }
+        var backoff: Duration = .milliseconds(50)
+        var everConnected = false
+        while !closed.load(ordering: .acquiring) {
+            let connection: PGConnection
+            do throws(StoreError) {
+                connection = try PGConnection(
+                    target: target, applicationName: "\(configuration.applicationName)-listener",
+                    timeout: configuration.statementTimeout)
+                try connection.query("LISTEN \(PostgresStatements.channel)")
+            } catch {
+                problem.withLock { $0 = "the database is unreachable: \(error)" }
+                logger.warning(
+                    "listener cannot connect; retrying", metadata: ["error": "\(error)", "in": "\(backoff)"])
+                sleep(for: backoff)
+                backoff = min(backoff * 2, .seconds(2))
+                continue
+            }
+            backoff = .milliseconds(50)
+            problem.withLock { $0 = nil }
+            statistics.withLock { statistics in
+                statistics.listenerUp = true
+                if everConnected { statistics.reconnects += 1 }
+            }
+            if everConnected { logger.info("listener reconnected; re-reading every scope's version") }
+            everConnected = true
+            connection.onNotification = { [self] channel, payload in
+                guard channel == PostgresStatements.channel else { return }
+                statistics.withLock { $0.notificationsReceived += 1 }
+                deliver(ChangeNotice(payload: payload))
+            }
+            // Whatever happened while we were not listening is read now.
+            deliver(.everything)
+            listen(on: connection, configuration: configuration, logger: logger, tick: tick)
+            statistics.withLock { $0.listenerUp = false }
+            if !closed.load(ordering: .acquiring) {
+                problem.withLock { $0 = "the database connection was lost: \(connection.errorMessage)" }
+                logger.warning(
+                    "listener connection lost; reconnecting", metadata: ["error": "\(connection.errorMessage)"])
+            }
+        }
+    }
+
+    /// Waits on the socket, drains notifications, ticks every poll interval; returns when the
+    /// connection fails or the listener closes.
+    private func listen(
+        on connection: PGConnection, configuration: PostgresStore.Configuration, logger: Logger, tick: () -> Void
+    ) {
+        var nextPoll = ContinuousClock.now + configuration.pollInterval
+        while !closed.load(ordering: .acquiring) {
+            let socket = PQsocket(connection.raw)
+            guard socket >= 0 else { return }
+            let wait = min(nextPoll - ContinuousClock.now, .milliseconds(250))
+            let milliseconds = max(
+                0, Int32(clamping: wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)
+            )
+            let ready = clibpq_wait(socket, Int16(POLLIN), milliseconds)
+            if ready < 0, errno != EINTR { return }
+            if ready > 0 {
+                do throws(StoreError) {
+                    try connection.consumeInput()
+                } catch {
+                    return
+                }
+                guard connection.isHealthy else { return }
+            }
+            if ContinuousClock.now >= nextPoll {
+                nextPoll = ContinuousClock.now + configuration.pollInterval
+                // A round trip proves the connection alive (a silent network loss shows here).
+                do throws(StoreError) {
+                    try connection.query("SELECT 1")
+                } catch {
+                    return
+                }
+                deliver(.everything)
+                tick()
+            }
+        }
+    }
+
+    private func sleep(for duration: Duration) {
+        let until = ContinuousClock.now + duration
+        while !closed.load(ordering: .acquiring), ContinuousClock.now < until {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+}

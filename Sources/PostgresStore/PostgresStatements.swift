@@ -1,0 +1,91 @@
+import Store
+
+/// Every statement the store runs, prepared once per connection.
+enum PostgresStatements {
+    private static let int8 = PGValue.int8OID
+    private static let int4 = PGValue.int4OID
+    private static let text = PGValue.textOID
+    private static let bytea = PGValue.byteaOID
+
+    /// The channel every node listens on.
+    static let channel = "jetstream_changes"
+
+    // MARK: Writes (one function call each; see PostgresSchema)
+
+    static let append = PGStatement(
+        "js_append", "SELECT code, current FROM jetstream.append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        types: [text, int8, bytea, int8, int8, text, bytea, int4, bytea, int8, int8])
+    static let recordRejection = PGStatement(
+        "js_record_rejection", "SELECT code, current FROM jetstream.record_rejection($1, $2, $3, $4, $5, $6, $7)",
+        types: [text, text, bytea, int4, bytea, int8, int8])
+    static let createScope = PGStatement(
+        "js_create_scope", "SELECT code, current FROM jetstream.create_scope($1, $2, $3, $4)",
+        types: [text, text, text, bytea])
+    static let deleteScope = PGStatement(
+        "js_delete_scope", "SELECT code, current FROM jetstream.delete_scope($1)", types: [text])
+    static let writeSnapshot = PGStatement(
+        "js_write_snapshot", "SELECT code, current FROM jetstream.write_snapshot($1, $2, $3, $4)",
+        types: [text, int8, bytea, int8])
+    /// Its own transaction after the data commit, without waiting for its own WAL flush (a hint).
+    static let notify = PGStatement(
+        "js_notify", "SELECT set_config('synchronous_commit', 'off', true), pg_notify('\(channel)', $1)", types: [text])
+    static let retention = PGStatement(
+        "js_retention",
+        """
+        WITH bounds AS (
+            SELECT s.id, LEAST(s.version - $1,
+                   COALESCE((SELECT max(version) FROM jetstream.snapshots WHERE scope_id = s.id), -1)) AS bound
+            FROM jetstream.scopes s WHERE NOT s.deleted)
+        DELETE FROM jetstream.changes c USING bounds b WHERE c.scope_id = b.id AND c.version <= b.bound
+        """, types: [int8])
+    static let expireKeys = PGStatement(
+        "js_expire_keys", "DELETE FROM jetstream.idempotency WHERE created_at < $1", types: [int8])
+
+    static let writes = [
+        append, recordRejection, createScope, deleteScope, writeSnapshot, notify, retention, expireKeys,
+    ]
+
+    // MARK: Reads (each one statement: one snapshot of the database)
+
+    private static let scopeColumns = """
+        s.name, s.root_class, s.root_uuid, s.version,
+        (SELECT min(version) FROM jetstream.changes WHERE scope_id = s.id)
+        """
+
+    static let scope = PGStatement(
+        "js_scope", "SELECT \(scopeColumns) FROM jetstream.scopes s WHERE s.name = $1 AND NOT s.deleted",
+        types: [text])
+    static let listScopes = PGStatement(
+        "js_list_scopes",
+        "SELECT \(scopeColumns) FROM jetstream.scopes s WHERE NOT s.deleted AND s.name > $1 ORDER BY s.name LIMIT $2",
+        types: [text, int8])
+    /// The scope's info and its records after `$2` in one statement (one snapshot), one row per record
+    /// (a single row with NULL record columns when there is none).
+    static let changes = PGStatement(
+        "js_changes",
+        """
+        SELECT \(scopeColumns), c.version, c.payload
+        FROM jetstream.scopes s
+        LEFT JOIN LATERAL (SELECT version, payload FROM jetstream.changes
+                           WHERE scope_id = s.id AND version > $2 ORDER BY version LIMIT $3) c ON true
+        WHERE s.name = $1 AND NOT s.deleted
+        ORDER BY c.version
+        """, types: [text, int8, int8])
+    static let idempotencyRecord = PGStatement(
+        "js_idempotency_record",
+        """
+        SELECT i.request_digest, i.status, i.response, i.version, i.created_at
+        FROM jetstream.idempotency i JOIN jetstream.scopes s ON s.id = i.scope_id
+        WHERE s.name = $1 AND NOT s.deleted AND i.key = $2 AND i.created_at >= $3
+        """, types: [text, text, int8])
+    static let scopeVersions = PGStatement(
+        "js_scope_versions", "SELECT name, version, deleted FROM jetstream.scopes", types: [])
+    static let liveNames = PGStatement(
+        "js_live_names", "SELECT name FROM jetstream.scopes WHERE NOT deleted ORDER BY name", types: [])
+    static let latestSnapshot = PGStatement(
+        "js_latest_snapshot",
+        """
+        SELECT sn.version, sn.payload FROM jetstream.snapshots sn JOIN jetstream.scopes s ON s.id = sn.scope_id
+        WHERE s.name = $1 AND NOT s.deleted ORDER BY sn.version DESC LIMIT 1
+        """, types: [text])
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Store
+import Synchronization
+
+extension PostgresStore {
+    /// Tunables of the PostgreSQL store. The defaults suit the gateway (`--history-limit` sets
+    /// ``retainedChangeSets``, `--database-writers` ``writerConnections``).
+    ///
+    /// ```swift
+    /// var configuration = PostgresStore.Configuration()
+    /// configuration.writerConnections = 2
+    /// let store = try PostgresStore(url: "postgres://jetstream@127.0.0.1/jetstream", configuration: configuration)
+    /// ```
+    public struct Configuration: Sendable {
+        /// Change sets kept per scope for history and resume (at least; those after the latest
+        /// snapshot are kept too).
+        public var retainedChangeSets: Int = 10_000
+        /// How long an idempotency record is kept and replayed, in milliseconds (default 24 h).
+        public var idempotencyTTLMilliseconds: Int64 = 86_400_000
+        /// How often one node expires idempotency records, in milliseconds.
+        public var idempotencyExpiryIntervalMilliseconds: Int64 = 60_000
+        /// Writer connections per node, each committing its own batches; a scope always uses the
+        /// same one (by a hash of its name), which keeps its submission order.
+        public var writerConnections: Int = 4
+        /// Read connections (history, resume, lookups).
+        public var readerConnections: Int = 4
+        /// Most operations committed in one transaction.
+        public var maximumBatchSize: Int = 512
+        /// How often the listener asks for every scope's version, as a safety net for a lost
+        /// notification (notifications themselves arrive within milliseconds).
+        public var pollInterval: Duration = .seconds(2)
+        /// The longest one round trip (or connecting) may take before the database counts as
+        /// unreachable.
+        public var statementTimeout: Duration = .seconds(10)
+        /// Name shown in `pg_stat_activity.application_name` (suffixed with the connection's role).
+        public var applicationName: String = "jetstream"
+        /// Milliseconds since 1970; replace it to test expiry with a manual clock.
+        public var clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+        public init() {}
+
+        func validated() throws(StoreError) -> Configuration {
+            guard retainedChangeSets >= 0 else { throw .invalidArgument("retainedChangeSets must be ≥ 0") }
+            guard maximumBatchSize >= 1 else { throw .invalidArgument("maximumBatchSize must be ≥ 1") }
+            guard (1...64).contains(writerConnections) else {
+                throw .invalidArgument("writerConnections must be between 1 and 64, got \(writerConnections)")
+            }
+            guard (1...64).contains(readerConnections) else {
+                throw .invalidArgument("readerConnections must be between 1 and 64, got \(readerConnections)")
+            }
+            guard idempotencyTTLMilliseconds >= 0 else {
+                throw .invalidArgument("idempotencyTTLMilliseconds must be ≥ 0")
+            }
+            guard pollInterval > .zero else { throw .invalidArgument("pollInterval must be > 0") }
+            return self
+        }
+    }
+}
+
+/// Counters of a PostgreSQL store, for metrics and tests.
+///
+/// ```swift
+/// let statistics = store.statistics
+/// print(statistics.committedOperations, statistics.notificationsReceived)
+/// ```
+public struct PostgresStatistics: Sendable, Equatable {
+    /// Batches committed (one transaction and one round trip each).
+    public var batches = 0
+    public var committedOperations = 0
+    public var largestBatch = 0
+    /// Batches that failed whole (the database was unreachable, or the transaction aborted).
+    public var failedBatches = 0
+    /// Notifications received on the LISTEN connection (this node's own included).
+    public var notificationsReceived = 0
+    /// Connections established again after a loss (any role).
+    public var reconnects = 0
+    /// Connections currently up, by role.
+    public var writersUp = 0
+    public var readersUp = 0
+    public var listenerUp = false
+}
+
+/// The store's counters, shared by its connection threads.
+final class PostgresCounters: Sendable {
+    private let state = Mutex(PostgresStatistics())
+
+    func withLock<Value>(_ body: (inout PostgresStatistics) -> Value) -> Value {
+        state.withLock { body(&$0) }
+    }
+}

@@ -1,0 +1,138 @@
+import Store
+
+extension PostgresStore {
+    public func scope(named name: String) async throws(StoreError) -> ScopeInfo? {
+        try await readers.read { connection throws(StoreError) in
+            let result = try connection.query(PostgresStatements.scope, [.text(name)])
+            return result.rowCount == 0 ? nil : Self.scopeInfo(result, row: 0)
+        }
+    }
+
+    public func listScopes(after: String?, limit: Int) async throws(StoreError) -> [ScopeInfo] {
+        guard limit >= 0 else { throw .invalidArgument("limit must be ≥ 0, got \(limit)") }
+        return try await readers.read { connection throws(StoreError) in
+            let result = try connection.query(
+                PostgresStatements.listScopes, [.text(after ?? ""), .int64(Int64(limit))])
+            return (0..<result.rowCount).map { Self.scopeInfo(result, row: $0) }
+        }
+    }
+
+    public func changes(scope name: String, after: Int64, limit: Int) async throws(StoreError) -> ChangePage {
+        guard limit >= 0 else { throw .invalidArgument("limit must be ≥ 0, got \(limit)") }
+        return try await readers.read { connection throws(StoreError) in
+            try Self.changes(connection, scope: name, after: after, limit: limit)
+        }
+    }
+
+    public func idempotencyRecord(scope name: String, key: String) async throws(StoreError) -> IdempotencyRecord? {
+        let cutoff = configuration.clock() - configuration.idempotencyTTLMilliseconds
+        return try await readers.read { connection throws(StoreError) in
+            let result = try connection.query(
+                PostgresStatements.idempotencyRecord, [.text(name), .text(key), .int64(cutoff)])
+            guard result.rowCount > 0 else { return nil }
+            return IdempotencyRecord(
+                key: key, requestDigest: result.bytes(row: 0, column: 0), status: Int(result.int64(row: 0, column: 1)),
+                response: result.bytes(row: 0, column: 2), version: result.optionalInt64(row: 0, column: 3),
+                createdAtMilliseconds: result.int64(row: 0, column: 4))
+        }
+    }
+
+    public func recoverScope(named name: String) async throws(StoreError) -> RecoveredScope? {
+        let description = target.description
+        return try await readers.read { connection throws(StoreError) in
+            try Self.recoverScope(connection, name: name, database: description)
+        }
+    }
+
+    public func recover(_ body: (RecoveredScope) throws -> Void) async throws {
+        let names = try await readers.read { connection throws(StoreError) in
+            let result = try connection.query(PostgresStatements.liveNames, [])
+            return (0..<result.rowCount).map { result.string(row: $0, column: 0) }
+        }
+        for name in names {
+            // A scope deleted since the list was read is simply gone.
+            if let scope = try await recoverScope(named: name) { try body(scope) }
+        }
+    }
+
+    // MARK: Statements
+
+    static func scopeInfo(_ result: PGResult, row: Int) -> ScopeInfo {
+        ScopeInfo(
+            descriptor: ScopeDescriptor(
+                name: result.string(row: row, column: 0), rootClass: result.string(row: row, column: 1),
+                rootUUID: result.string(row: row, column: 2)),
+            version: result.int64(row: row, column: 3),
+            lowestRetainedVersion: result.optionalInt64(row: row, column: 4))
+    }
+
+    /// One statement: the scope's version and retained range, and the records after `after`.
+    static func changes(
+        _ connection: PGConnection, scope name: String, after: Int64, limit: Int
+    ) throws(StoreError)
+        -> ChangePage
+    {
+        let result = try connection.query(
+            PostgresStatements.changes, [.text(name), .int64(after), .int64(Int64(min(limit, Int(Int32.max))))])
+        guard result.rowCount > 0 else { throw .scopeMissing(name) }
+        let info = scopeInfo(result, row: 0)
+        guard after >= info.oldestResumableVersion else {
+            throw .historyTruncated(scope: name, after: after, oldestResumable: info.oldestResumableVersion)
+        }
+        var records: [ChangeRecord] = []
+        for row in 0..<result.rowCount where !result.isNull(row: row, column: 5) {
+            records.append(
+                ChangeRecord(version: result.int64(row: row, column: 5), payload: result.bytes(row: row, column: 6)))
+        }
+        return ChangePage(records: records, currentVersion: info.version)
+    }
+
+    /// The scope's latest snapshot and the log after it, read in one repeatable-read transaction and
+    /// checked contiguous.
+    static func recoverScope(
+        _ connection: PGConnection, name: String, database: String
+    ) throws(StoreError)
+        -> RecoveredScope?
+    {
+        try connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        do throws(StoreError) {
+            let recovered = try recoverScopeInTransaction(connection, name: name, database: database)
+            try connection.query("COMMIT")
+            return recovered
+        } catch {
+            if connection.isHealthy { _ = try? connection.query("ROLLBACK") }
+            throw error
+        }
+    }
+
+    private static func recoverScopeInTransaction(
+        _ connection: PGConnection, name: String, database: String
+    )
+        throws(StoreError) -> RecoveredScope?
+    {
+        let scope = try connection.query(PostgresStatements.scope, [.text(name)])
+        guard scope.rowCount > 0 else { return nil }
+        let info = scopeInfo(scope, row: 0)
+        let snapshot = try connection.query(PostgresStatements.latestSnapshot, [.text(name)])
+        guard snapshot.rowCount > 0 else {
+            throw .corrupt(path: database, message: "scope '\(name)' has no snapshot")
+        }
+        let snapshotVersion = snapshot.int64(row: 0, column: 0)
+        let tail = try changes(connection, scope: name, after: snapshotVersion, limit: Int(Int32.max)).records
+        var expected = snapshotVersion + 1
+        for record in tail {
+            guard record.version == expected else {
+                throw .corrupt(
+                    path: database, message: "scope '\(name)' log jumps from \(expected - 1) to \(record.version)")
+            }
+            expected += 1
+        }
+        guard expected - 1 == info.version else {
+            throw .corrupt(
+                path: database,
+                message: "scope '\(name)' is at version \(info.version) but its log ends at \(expected - 1)")
+        }
+        return RecoveredScope(
+            info: info, snapshotVersion: snapshotVersion, snapshot: snapshot.bytes(row: 0, column: 1), tail: tail)
+    }
+}

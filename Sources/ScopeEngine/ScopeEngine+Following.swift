@@ -1,0 +1,230 @@
+import JetstreamModel
+import Logging
+import Store
+import Synchronization
+
+extension ScopeEngine {
+    /// Follows the other nodes of a shared store (``Store/SharedChangeLogStore``): every notice
+    /// brings the scopes it names up to date from the log — versions committed elsewhere are
+    /// published to this node's subscribers, scopes created elsewhere are loaded, scopes deleted
+    /// elsewhere end their streams with `deleted` — and ``Store/ChangeNotice/everything`` compares
+    /// every scope. Returns false when the store is not shared (nothing to follow).
+    ///
+    /// ```swift
+    /// try await engine.recover()
+    /// engine.followSharedStore()
+    /// ```
+    @discardableResult
+    public func followSharedStore() -> Bool {
+        guard let shared = store as? any SharedChangeLogStore else { return false }
+        let follower = ScopeFollower(engine: self)
+        shared.follow { notice in follower.enqueue(notice) }
+        return true
+    }
+
+    /// Brings the hosted scope `name` up to the shared log: reads the versions after the committed
+    /// one and publishes them in order; reloads the scope when its log no longer reaches back (a
+    /// truncated history, or a new incarnation of the name); drops it when the store no longer has
+    /// it. Loads it when this node does not host it yet. Returns the handle now live, if any.
+    @discardableResult
+    func catchUp(_ name: String) async -> ScopeHandle? {
+        guard let handle = handle(named: name) else { return await load(name) }
+        var stalled = 0
+        while stalled < 2 {
+            let from = handle.version
+            let page: ChangePage
+            do throws(StoreError) {
+                page = try await store.changes(scope: name, after: Int64(from), limit: 1000)
+            } catch .historyTruncated {
+                return await reload(name, replacing: handle)
+            } catch .scopeMissing {
+                return await confirmDeleted(name, handle: handle)
+            } catch {
+                logger.warning("catch-up failed", metadata: ["scope": "\(name)", "error": "\(error)"])
+                return handle
+            }
+            for record in page.records {
+                do {
+                    switch try acceptCommitted(record, to: handle) {
+                    case .applied, .known: continue
+                    case .gap: break
+                    }
+                } catch {
+                    logger.error(
+                        "a version committed elsewhere does not apply; reloading the scope",
+                        metadata: ["scope": "\(name)", "error": "\(error)"])
+                    return await reload(name, replacing: handle)
+                }
+                break
+            }
+            if handle.version >= Int(page.currentVersion) { return handle }
+            // No progress means the log does not continue from our version: a new incarnation.
+            stalled = handle.version == from ? stalled + 1 : 0
+        }
+        return await reload(name, replacing: handle)
+    }
+
+    /// Loads a scope this node does not host (created elsewhere).
+    private func load(_ name: String) async -> ScopeHandle? {
+        do {
+            guard let recovered = try await store.recoverScope(named: name) else { return nil }
+            return try adoptIfAbsent(recovered)
+        } catch {
+            logger.warning(
+                "cannot load a scope created elsewhere", metadata: ["scope": "\(name)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    private func reload(_ name: String, replacing handle: ScopeHandle) async -> ScopeHandle? {
+        do {
+            guard let recovered = try await store.recoverScope(named: name) else {
+                return await confirmDeleted(name, handle: handle)
+            }
+            logger.info("scope reloaded from the shared store", metadata: ["scope": "\(name)"])
+            return try adopt(recovered)
+        } catch {
+            logger.warning("cannot reload a scope", metadata: ["scope": "\(name)", "error": "\(error)"])
+            return handle
+        }
+    }
+
+    private func confirmDeleted(_ name: String, handle: ScopeHandle) async -> ScopeHandle? {
+        acceptDeleted(name, version: handle.version, handle: handle)
+        return nil
+    }
+
+    /// A scope another node deleted: it leaves this node, its subscribers get `deleted` and end.
+    func acceptDeleted(_ name: String, version: Int, handle: ScopeHandle) {
+        let removed = scopes.withLock { scopes in
+            guard scopes[name] === handle else { return false }
+            scopes[name] = nil
+            return true
+        }
+        guard removed else { return }
+        handle.runtime.withLock { runtime in
+            runtime.deleted = true
+            _ = handle.subscribers.endAll(with: .deleted(name: name, version: max(version, runtime.committed.version)))
+        }
+        logger.info("scope deleted elsewhere", metadata: ["scope": "\(name)", "version": "\(version)"])
+    }
+
+    /// Hosts `scope` unless a handle for its name is already live (created here meanwhile).
+    func adoptIfAbsent(_ scope: RecoveredScope) throws -> ScopeHandle {
+        let made = try restore(scope)
+        return scopes.withLock { scopes in
+            if let existing = scopes[made.name] { return existing }
+            scopes[made.name] = made
+            return made
+        }
+    }
+
+    /// Compares every scope of the shared store with this node's.
+    func reconcile(_ versions: [ScopeVersion]) async -> Int {
+        var caughtUp = 0
+        for entry in versions {
+            let hosted = handle(named: entry.name)
+            if entry.deleted {
+                if let hosted { acceptDeleted(entry.name, version: Int(entry.version), handle: hosted) }
+            } else if hosted == nil || Int(entry.version) > hosted?.version ?? 0 {
+                await catchUp(entry.name)
+                caughtUp += 1
+            }
+        }
+        return caughtUp
+    }
+}
+
+/// Turns a shared store's notices into catch-ups, one round at a time: notices arriving while a
+/// round runs are merged (per scope, the highest version; ``Store/ChangeNotice/everything`` once),
+/// so a burst of commits elsewhere costs one read per scope, not one per notice.
+final class ScopeFollower: Sendable {
+    private struct Pending {
+        var versions: [String: ScopeVersion] = [:]
+        var everything = false
+        var since: ContinuousClock.Instant?
+        var running = false
+    }
+
+    private let engine: ScopeEngine
+    private let pending = Mutex(Pending())
+
+    init(engine: ScopeEngine) { self.engine = engine }
+
+    /// Called on the store's listener thread: records the notice, starts a round if none runs.
+    func enqueue(_ notice: ChangeNotice) {
+        let start = pending.withLock { pending -> Bool in
+            switch notice {
+            case .everything: pending.everything = true
+            case .changed(let versions):
+                for entry in versions {
+                    if let known = pending.versions[entry.name], known.version >= entry.version, !entry.deleted {
+                        continue
+                    }
+                    pending.versions[entry.name] = entry
+                }
+            }
+            pending.since = pending.since ?? .now
+            guard !pending.running else { return false }
+            pending.running = true
+            return true
+        }
+        if start { Task { await run() } }
+    }
+
+    private func run() async {
+        while true {
+            let round = pending.withLock { pending -> Pending? in
+                guard pending.everything || !pending.versions.isEmpty else {
+                    pending.running = false
+                    return nil
+                }
+                defer { pending = Pending(running: true) }
+                return pending
+            }
+            guard let round else { return }
+            let records = await runRound(round)
+            if let since = round.since, records > 0 {
+                engine.configuration.observer?.didCatchUp(records: records, lag: .now - since)
+            }
+        }
+    }
+
+    /// Returns how many scopes moved.
+    private func runRound(_ round: Pending) async -> Int {
+        if round.everything {
+            do {
+                return await engine.reconcile(
+                    try await (engine.store as? any SharedChangeLogStore)?.scopeVersions() ?? [])
+            } catch {
+                engine.logger.warning("cannot read the scopes' versions", metadata: ["error": "\(error)"])
+                // Try again with the next notice or poll.
+            }
+        }
+        var moved = 0
+        await withTaskGroup(of: Bool.self) { group in
+            for entry in round.versions.values {
+                let hosted = engine.handle(named: entry.name)
+                if entry.deleted {
+                    guard let hosted else { continue }
+                    group.addTask { [engine] in
+                        // A deletion notice is checked against the store: the name may live again.
+                        if (try? await engine.store.scope(named: entry.name)) ?? nil == nil {
+                            engine.acceptDeleted(entry.name, version: hosted.version, handle: hosted)
+                        } else {
+                            await engine.catchUp(entry.name)
+                        }
+                        return true
+                    }
+                } else if hosted == nil || Int(entry.version) > hosted?.version ?? 0 {
+                    group.addTask { [engine] in
+                        await engine.catchUp(entry.name)
+                        return true
+                    }
+                }
+            }
+            for await didMove in group where didMove { moved += 1 }
+        }
+        return moved
+    }
+}
