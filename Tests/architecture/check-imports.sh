@@ -63,7 +63,8 @@ self_test() {
     trap 'rm -rf "$tree"' EXIT
     mkdir -p "$tree/Sources"
     cp -r Sources/ScopeEngine Sources/JetstreamModel Sources/JetstreamJSON Sources/SocketLoop Sources/HTTPServer \
-        Sources/HTTP1 Sources/HTTP2 Sources/LoadGenerator Sources/ServerSentEvents Sources/JetstreamClient "$tree/Sources/"
+        Sources/HTTP1 Sources/HTTP2 Sources/LoadGenerator Sources/ServerSentEvents Sources/JetstreamClient Sources/Store \
+        Sources/PostgresStore "$tree/Sources/"
     sample=Sources/ScopeEngine/RecentChangeSets.swift
     check_tree "$tree" >/dev/null || { echo "architecture self-test: the unmodified copy fails"; return 1; }
     for form in 'import HTTPServer' '@testable import HTTPServer' 'public import HTTPServer' \
