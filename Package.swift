@@ -265,7 +265,8 @@ let package = Package(
             name: "ServerSentEventsTests",
             dependencies: ["ServerSentEvents", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strictSettings),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "CSQLite"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "StoreTests", dependencies: ["Store", "PostgresStore", "CSQLite"], swiftSettings: strictSettings),
         .testTarget(
             name: "ScopeEngineTests",
             dependencies: ["ScopeEngine", "JetstreamModel", "Store", .product(name: "Logging", package: "swift-log")],
