@@ -42,6 +42,8 @@ struct BenchFanoutCommand: ParsableCommand {
     @Option(help: "Scope name prefix.") var scopePrefix = "canvas-bench-"
     @Option(help: "Root class used when a scope has to be created.") var rootClass = "Canvas"
     @Option(help: "String property of the root that each change set sets.") var property = "name"
+    @Option(help: "POST the change sets to this node instead (another gateway on the same database).")
+    var writeUrl: String?
 
     func validate() throws {
         guard subscribers >= 1, scopes >= 1, changeSets >= 1, writers >= 1, rate >= 0 else {
@@ -53,7 +55,12 @@ struct BenchFanoutCommand: ParsableCommand {
         let configuration = FanoutConfiguration(
             subscribers: subscribers, scopes: scopes, changeSets: changeSets, rate: rate, writers: writers,
             scopePrefix: scopePrefix, rootClass: rootClass, property: property)
-        let result = try common.execute { try FanoutBenchmark(configuration, settings: $0).run() }
+        let writeTarget = try writeUrl.map { try BenchTarget(url: $0) }
+        let result = try common.execute { settings in
+            var configuration = configuration
+            configuration.writeTarget = writeTarget
+            return try FanoutBenchmark(configuration, settings: settings).run()
+        }
         try common.finish(json: result.json, table: result.table, clean: result.isClean)
     }
 }

@@ -22,6 +22,16 @@ public struct FanoutBenchmark: Sendable {
         let start = MonotonicClock.now()
         let deadline = settings.deadline(from: start)
         let client = BlockingHTTPClient(target: settings.target)
+        let writeTarget = c.writeTarget ?? settings.target
+        if let other = c.writeTarget {
+            // Created on the writers' node; the subscribers' node must have loaded it too.
+            let writeClient = BlockingHTTPClient(target: other)
+            for index in 0..<max(1, c.scopes) {
+                _ = try ScopeFixture.prepare(
+                    name: "\(c.scopePrefix)\(index)", rootClass: c.rootClass, client: writeClient)
+                try ScopeFixture.awaitVisible(name: "\(c.scopePrefix)\(index)", client: client, until: deadline)
+            }
+        }
         let scopes = try (0..<max(1, c.scopes)).map {
             try ScopeFixture.prepare(name: "\(c.scopePrefix)\($0)", rootClass: c.rootClass, client: client)
         }
@@ -59,8 +69,8 @@ public struct FanoutBenchmark: Sendable {
         // 2. The writers.
         let writerGroup = WriterGroup(
             writers: max(1, c.writers), scopes: scopes, total: c.changeSets, rate: c.rate,
-            authority: settings.target.authority, property: c.property, counters: counters)
-        let writerLoop = try ClientLoop(index: loopCount, target: settings.target, sources: SourceAddresses(count: 1))
+            authority: writeTarget.authority, property: c.property, counters: counters)
+        let writerLoop = try ClientLoop(index: loopCount, target: writeTarget, sources: SourceAddresses(count: 1))
         writerLoop.tickMilliseconds = 1
         var writersReady = false
         writerLoop.onStart = { loop in
@@ -127,6 +137,9 @@ public struct FanoutConfiguration: Sendable {
     public var rootClass: String
     /// The root's string property each change set sets.
     public var property: String
+    /// Where the writers POST when it is not where the subscribers listen: another node sharing
+    /// the same database, to measure delivery across nodes.
+    public var writeTarget: BenchTarget?
 
     public init(
         subscribers: Int = 1000, scopes: Int = 1, changeSets: Int = 1000, rate: Double = 100, writers: Int = 4,

@@ -35,6 +35,19 @@ public struct ScopeFixture: Sendable {
         return ScopeFixture(name: name, rootUUID: rootUUID, rootClass: actualClass, version: Int(version))
     }
 
+    /// Waits until `GET /v1/scopes/{name}` answers 200 (a scope created on another node reaches
+    /// this one within its notification or poll), polling every 20 ms until `deadline`.
+    public static func awaitVisible(name: String, client: BlockingHTTPClient, until deadline: UInt64) throws {
+        while true {
+            let state = try client.request("GET", "/v1/scopes/\(name)")
+            if state.head.status == 200 { return }
+            guard MonotonicClock.now() < deadline else {
+                throw Failure.unexpected(step: "GET /v1/scopes/\(name)", status: state.head.status, body: state.text)
+            }
+            ProgressTicker.sleep(milliseconds: 20)
+        }
+    }
+
     /// A one-fragment change set setting the root's string property `property` to `value`: the
     /// smallest change every subscriber must receive.
     public func renameRootBody(property: String, value: String) -> [UInt8] {
