@@ -42,7 +42,12 @@ package final class CommitQueue<Operation: Sendable>: Sendable {
                 if state.closed, state.pending.isEmpty { return .some(nil) }
                 return nil
             }
-            if let batch { return batch }
+            if let batch {
+                // Several consumers may wait on one queue (the PostgreSQL readers): the one that
+                // sees it closed passes the wake-up on, so every consumer ends.
+                if batch == nil { wakeup.signal() }
+                return batch
+            }
             wakeup.wait()
         }
     }
