@@ -6,6 +6,13 @@
 - `types_server` / `types_api`: the same with `schemas/all-types.yaml`.
 - `start_server(*flags)`: a server of the test's own (limits, heartbeats, history), stopped with
   SIGTERM at the end of the test; it can be restarted on the same data directory.
+- `postgres`: the session's private PostgreSQL cluster (postgres_cluster.py), started only when a
+  test asks for it (or when `JETSTREAM_TEST_STORE=postgres` puts every server on it).
+
+Markers: `embedded_store` for tests about the SQLite store itself (its file, the data-directory
+lock), deselected when the suites run on PostgreSQL (`JETSTREAM_TEST_STORE=postgres` with
+`-m "not embedded_store"`); `cluster` for tests that run several nodes on PostgreSQL whatever
+`JETSTREAM_TEST_STORE` says (scripts/test runs them once, in the first run).
 """
 from __future__ import annotations
 
@@ -19,6 +26,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
+import postgres_cluster  # noqa: E402
 from gateway_helpers import Api  # noqa: E402
 from gateway_server import GatewayServer  # noqa: E402
 
@@ -26,6 +34,28 @@ from gateway_server import GatewayServer  # noqa: E402
 collect_ignore_glob = ["pending/*"]
 
 TYPES_SCHEMA = HERE / "schemas" / "all-types.yaml"
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "embedded_store: about the embedded SQLite store itself (its file, the "
+        "data-directory lock); deselected when the suites run on PostgreSQL")
+    config.addinivalue_line(
+        "markers", "cluster: several gateway nodes on the session's PostgreSQL cluster")
+
+
+def pytest_report_header(config):
+    return f"gateway store: {'postgres' if postgres_cluster.store_is_postgres() else 'sqlite'}"
+
+
+def pytest_unconfigure(config):
+    # After every fixture's teardown: no gateway uses the cluster any more.
+    postgres_cluster.stop_shared()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> postgres_cluster.PostgresCluster:
+    return postgres_cluster.shared()
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,8 @@
 
 A `GatewayServer` owns one data directory; it can be started, stopped with SIGTERM, killed with
 SIGKILL and started again on the same directory (and, for clients that reconnect to a fixed
-address such as a browser's EventSource, on the same port).
+address such as a browser's EventSource, on the same port). With `JETSTREAM_TEST_STORE=postgres`
+its store is a PostgreSQL database named after that directory instead of the SQLite file in it.
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import signal
 import subprocess
 import threading
 import time
+
+import postgres_cluster
 
 LISTENING_LINE = re.compile(rb"^jetstream listening on http://127\.0\.0\.1:(\d+)\r?\n$")
 
@@ -61,8 +64,19 @@ class GatewayServer:
 
     # -- life cycle ------------------------------------------------------------------------
     def command(self, port: int) -> list[str]:
-        return [str(self.binary), "serve", "--host", "127.0.0.1", "--port", str(port),
-                "--data-dir", str(self.data_dir), *self.args]
+        """The `jetstream serve` command line; with `JETSTREAM_TEST_STORE=postgres` it adds
+        `--database-url` for the database of this data directory (the session's PostgreSQL
+        cluster, see postgres_cluster.py), so every suite runs unchanged on either store."""
+        command = [str(self.binary), "serve", "--host", "127.0.0.1", "--port", str(port),
+                   "--data-dir", str(self.data_dir), *self.args]
+        if postgres_cluster.store_is_postgres() and not self.has_database_url:
+            command += ["--database-url", postgres_cluster.database_url_for(self.data_dir)]
+        return command
+
+    @property
+    def has_database_url(self) -> bool:
+        return any(arg == "--database-url" or arg.startswith("--database-url=")
+                   for arg in self.args)
 
     def start(self, port: int = 0) -> "GatewayServer":
         """Starts the server and waits for its one listening line; a fixed `port` that is still

@@ -2,6 +2,8 @@
 appears (the line waits until SIGTERM and SIGINT are caught, see SignalReadiness)."""
 from __future__ import annotations
 
+import pytest
+
 from gateway_helpers import Api
 
 
@@ -22,6 +24,7 @@ def test_the_server_prints_one_listening_line_and_exits_0_on_sigterm(start_serve
     assert bytes(server.extra_stdout) == b"", "stdout holds more than the listening line"
 
 
+@pytest.mark.embedded_store  # the SQLite file and its lock
 def test_a_second_server_on_the_same_data_directory_or_port_refuses_to_start(start_server, jetstream_bin, tmp_path):
     import subprocess
     first = start_server()
@@ -43,6 +46,7 @@ def test_a_second_server_on_the_same_data_directory_or_port_refuses_to_start(sta
         api.close()
 
 
+@pytest.mark.embedded_store  # the SQLite file and its lock
 def test_an_empty_store_file_is_refused_like_a_corrupt_one(jetstream_bin, tmp_path):
     import subprocess
     data = tmp_path / "data"
