@@ -25,7 +25,7 @@ public struct GatewayServerConfiguration: Sendable {
     /// share every scope. Nil for the embedded store in ``dataDirectory``.
     public var databaseURL: String?
     /// Writer connections per node to the shared database.
-    public var databaseWriters = 4
+    public var databaseWriters = 1
     /// How often a node on a shared database compares every scope's version (a safety net for a
     /// lost notification).
     public var databasePollInterval: Duration = .seconds(2)

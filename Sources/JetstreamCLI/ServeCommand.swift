@@ -44,7 +44,7 @@ struct ServeCommand: AsyncParsableCommand {
     /// `--database-url`, else `JETSTREAM_DATABASE_URL`, else the config file's `database-url`.
     var databaseURL: String? { databaseURLFlag ?? EnvironmentDefault.string("JETSTREAM_DATABASE_URL") }
     @Option(help: "Writer connections per node to the database. [JETSTREAM_DATABASE_WRITERS]")
-    var databaseWriters = EnvironmentDefault.value("JETSTREAM_DATABASE_WRITERS", 4)
+    var databaseWriters = EnvironmentDefault.value("JETSTREAM_DATABASE_WRITERS", 1)
     @Option(
         help:
             "Seconds between comparisons of every scope's version with the database (a safety net for a lost notification). [JETSTREAM_DATABASE_POLL_INTERVAL]"

@@ -78,6 +78,20 @@ enum PostgresStatements {
         FROM jetstream.idempotency i JOIN jetstream.scopes s ON s.id = i.scope_id
         WHERE s.name = $1 AND NOT s.deleted AND i.key = $2 AND i.created_at >= $3
         """, types: [text, text, int8])
+    /// `$1` is `name:version,…` (scope names hold neither `:` nor `,`): the records after each.
+    static let changesOfMany = PGStatement(
+        "js_changes_of_many",
+        """
+        WITH wanted AS (
+            SELECT split_part(item, ':', 1) AS name, split_part(item, ':', 2)::bigint AS after
+            FROM unnest(string_to_array($1, ',')) AS item)
+        SELECT w.name, c.version, c.payload
+        FROM wanted w
+        JOIN jetstream.scopes s ON s.name = w.name AND NOT s.deleted
+        JOIN LATERAL (SELECT version, payload FROM jetstream.changes
+                      WHERE scope_id = s.id AND version > w.after ORDER BY version LIMIT $2) c ON true
+        ORDER BY w.name, c.version
+        """, types: [text, int8])
     static let scopeVersions = PGStatement(
         "js_scope_versions", "SELECT name, version, deleted FROM jetstream.scopes", types: [])
     static let liveNames = PGStatement(

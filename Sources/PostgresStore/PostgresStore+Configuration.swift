@@ -21,7 +21,7 @@ extension PostgresStore {
         public var idempotencyExpiryIntervalMilliseconds: Int64 = 60_000
         /// Writer connections per node, each committing its own batches; a scope always uses the
         /// same one (by a hash of its name), which keeps its submission order.
-        public var writerConnections: Int = 4
+        public var writerConnections: Int = 1
         /// Read connections (history, resume, lookups).
         public var readerConnections: Int = 4
         /// Most operations committed in one transaction.

@@ -99,6 +99,25 @@ public final class PostgresStore: SharedChangeLogStore {
         }
     }
 
+    public func changes(
+        after versions: [String: Int64], limit: Int
+    ) async throws(StoreError) -> [String: [ChangeRecord]] {
+        guard limit >= 0 else { throw .invalidArgument("limit must be ≥ 0, got \(limit)") }
+        guard !versions.isEmpty else { return [:] }
+        let wanted = versions.map { "\($0.key):\($0.value)" }.joined(separator: ",")
+        return try await readers.read { connection throws(StoreError) in
+            let result = try connection.query(
+                PostgresStatements.changesOfMany, [.text(wanted), .int64(Int64(min(limit, Int(Int32.max))))])
+            var pages: [String: [ChangeRecord]] = [:]
+            for row in 0..<result.rowCount {
+                pages[result.string(row: row, column: 0), default: []].append(
+                    ChangeRecord(version: result.int64(row: row, column: 1), payload: result.bytes(row: row, column: 2))
+                )
+            }
+            return pages
+        }
+    }
+
     // MARK: Writes
 
     /// The writer of a scope: a stable hash of its name (FNV-1a), the same on every run.

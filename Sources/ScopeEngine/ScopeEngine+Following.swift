@@ -109,6 +109,16 @@ extension ScopeEngine {
         logger.info("scope deleted elsewhere", metadata: ["scope": "\(name)", "version": "\(version)"])
     }
 
+    /// Publishes `records` (versions committed elsewhere, oldest first) on `handle`; false at a
+    /// gap or a record that does not apply (the caller then catches the scope up alone).
+    func acceptInOrder(_ records: [ChangeRecord], to handle: ScopeHandle) -> Bool {
+        for record in records {
+            guard let outcome = try? acceptCommitted(record, to: handle) else { return false }
+            if case .gap = outcome { return false }
+        }
+        return true
+    }
+
     /// Hosts `scope` unless a handle for its name is already live (created here meanwhile).
     func adoptIfAbsent(_ scope: RecoveredScope) throws -> ScopeHandle {
         let made = try restore(scope)
@@ -202,8 +212,35 @@ final class ScopeFollower: Sendable {
             }
         }
         var moved = 0
+        // Hosted scopes that moved elsewhere: all of them in one read; anything unusual
+        // (created or deleted elsewhere, a gap, a long tail) is caught up alone afterwards.
+        var behind: [String: Int64] = [:]
+        var alone: [ScopeVersion] = []
+        for entry in round.versions.values {
+            let hosted = engine.handle(named: entry.name)
+            if let hosted, !entry.deleted {
+                if Int(entry.version) > hosted.version { behind[entry.name] = Int64(hosted.version) }
+            } else if hosted != nil || !entry.deleted {
+                alone.append(entry)
+            }
+        }
+        if !behind.isEmpty, let shared = engine.store as? any SharedChangeLogStore {
+            let limit = 256
+            let pages = (try? await shared.changes(after: behind, limit: limit)) ?? [:]
+            for (name, _) in behind {
+                let records = pages[name] ?? []
+                if let handle = engine.handle(named: name), records.count < limit,
+                    engine.acceptInOrder(records, to: handle),
+                    handle.version >= Int(round.versions[name]?.version ?? 0)
+                {
+                    moved += 1
+                } else {
+                    alone.append(ScopeVersion(name: name, version: round.versions[name]?.version ?? 0))
+                }
+            }
+        }
         await withTaskGroup(of: Bool.self) { group in
-            for entry in round.versions.values {
+            for entry in alone {
                 let hosted = engine.handle(named: entry.name)
                 if entry.deleted {
                     guard let hosted else { continue }
@@ -216,7 +253,7 @@ final class ScopeFollower: Sendable {
                         }
                         return true
                     }
-                } else if hosted == nil || Int(entry.version) > hosted?.version ?? 0 {
+                } else {
                     group.addTask { [engine] in
                         await engine.catchUp(entry.name)
                         return true

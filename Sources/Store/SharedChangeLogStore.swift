@@ -17,6 +17,12 @@ public protocol SharedChangeLogStore: ChangeLogStore {
 
     /// Every scope the store knows, live or deleted, with its current (or tombstone) version.
     func scopeVersions() async throws(StoreError) -> [ScopeVersion]
+
+    /// For many scopes at once (one round trip), the change sets after each one's version, oldest
+    /// first, at most `limit` per scope. A scope that is missing, or whose history no longer
+    /// reaches back, is simply absent or short: the caller reads that one alone with
+    /// ``ChangeLogStore/changes(scope:after:limit:)`` to learn why.
+    func changes(after versions: [String: Int64], limit: Int) async throws(StoreError) -> [String: [ChangeRecord]]
 }
 
 /// What another node (or this one) committed, as announced after its commit.
