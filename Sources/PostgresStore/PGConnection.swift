@@ -36,24 +36,21 @@ final class PGConnection {
         let connection = Self.start(keywords: keywords, values: values)
         guard let connection else { throw .unavailable("libpq could not allocate a connection") }
         raw = connection
-        do throws(StoreError) {
-            guard PQstatus(raw) != CONNECTION_BAD else { throw .unavailable(errorMessage) }
-            let deadline = ContinuousClock.now + timeout
-            var status = PGRES_POLLING_WRITING
-            while status != PGRES_POLLING_OK {
-                switch status {
-                case PGRES_POLLING_READING: try wait(for: Int16(POLLIN), until: deadline)
-                case PGRES_POLLING_WRITING: try wait(for: Int16(POLLOUT), until: deadline)
-                case PGRES_POLLING_FAILED: throw .unavailable(errorMessage)
-                default: break
-                }
-                status = PQconnectPoll(raw)
+        // Every stored property is set from here on: a throw runs deinit, which finishes the
+        // connection (finishing it here too would free it twice).
+        guard PQstatus(raw) != CONNECTION_BAD else { throw .unavailable(errorMessage) }
+        let deadline = ContinuousClock.now + timeout
+        var status = PGRES_POLLING_WRITING
+        while status != PGRES_POLLING_OK {
+            switch status {
+            case PGRES_POLLING_READING: try wait(for: Int16(POLLIN), until: deadline)
+            case PGRES_POLLING_WRITING: try wait(for: Int16(POLLOUT), until: deadline)
+            case PGRES_POLLING_FAILED: throw .unavailable(errorMessage)
+            default: break
             }
-            guard PQsetnonblocking(raw, 1) == 0 else { throw .unavailable(errorMessage) }
-        } catch {
-            PQfinish(raw)
-            throw error
+            status = PQconnectPoll(raw)
         }
+        guard PQsetnonblocking(raw, 1) == 0 else { throw .unavailable(errorMessage) }
     }
 
     private static func start(keywords: [String], values: [String]) -> OpaquePointer? {
