@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct GroupCommitTests {
     @Test func appendsQueuedWhileTheCommitThreadIsHeldShareOneTransaction() async throws {
-        try await withStore { store, _ in
+        try await withSQLiteStore { store, _ in
             let writers = 32
             for index in 0..<writers { _ = try await store.createScope(descriptor("w\(index)"), snapshot: []) }
             let before = store.statistics
@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test func manyThreadsPipeliningIntoFewScopesLandWithContiguousVersions() async throws {
-        try await withStore { store, _ in
+        try await withSQLiteStore { store, _ in
             let scopes = 8
             let threadsPerScope = 4
             let appendsPerThread = 25

@@ -13,8 +13,9 @@ func withTemporaryDirectory<Value>(_ body: (String) async throws -> Value) async
     return try await body(directory.path)
 }
 
-/// Opens a store in a fresh directory, runs `body`, closes the store.
-func withStore<Value>(
+/// Opens a SQLite store in a fresh directory, runs `body` with it and its path, closes the store: for
+/// the tests of SQLite's own behaviour (the contract tests use ``withStore(_:settings:_:)``).
+func withSQLiteStore<Value>(
     configuration: SQLiteStore.Configuration = SQLiteStore.Configuration(),
     _ body: (SQLiteStore, String) async throws -> Value
 ) async throws -> Value {
@@ -35,7 +36,7 @@ func payload(_ scope: String, _ version: Int64) -> [UInt8] {
 }
 
 /// Appends versions `from...to` to a scope, one after another.
-func appendVersions(_ store: SQLiteStore, _ scope: String, _ versions: ClosedRange<Int64>) async throws {
+func appendVersions(_ store: any ChangeLogStore, _ scope: String, _ versions: ClosedRange<Int64>) async throws {
     for version in versions {
         try await store.append(AppendRequest(scope: scope, version: version, payload: payload(scope, version)))
     }
@@ -58,6 +59,17 @@ func waitUntil(seconds: Double = 60, _ condition: () -> Bool) -> Bool {
     while Date() < deadline {
         if condition() { return true }
         usleep(1000)
+    }
+    return condition()
+}
+
+/// Like ``waitUntil(seconds:_:)`` but sleeping the task, not the thread: for async tests, whose
+/// store answers on threads of its own.
+func eventually(seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(2))
     }
     return condition()
 }
