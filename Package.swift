@@ -266,10 +266,14 @@ let package = Package(
             dependencies: ["ServerSentEvents", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "StoreTests", dependencies: ["Store", "PostgresStore", "CSQLite"], swiftSettings: strictSettings),
+            name: "StoreTests", dependencies: ["Store", "PostgresStore", "CSQLite", "TestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "ScopeEngineTests",
-            dependencies: ["ScopeEngine", "JetstreamModel", "Store", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "ScopeEngine", "JetstreamModel", "Store", "PostgresStore", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "GatewayTests",

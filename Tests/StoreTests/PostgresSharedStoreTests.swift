@@ -1,6 +1,7 @@
 import PostgresStore
 import Store
 import Synchronization
+import TestSupport
 import Testing
 
 /// What only the shared store does: several nodes (here two ``PostgresStore``s) on one database —

@@ -1,5 +1,6 @@
 import PostgresStore
 import Store
+import TestSupport
 import Testing
 
 /// The implementations of ``ChangeLogStore`` that the contract suites run against: every

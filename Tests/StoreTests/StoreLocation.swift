@@ -1,4 +1,5 @@
 import PostgresStore
+import TestSupport
 import Store
 
 /// Where one test's store lives — a file in a fresh temporary directory, or a fresh database on the

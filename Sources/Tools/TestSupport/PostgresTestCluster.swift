@@ -26,16 +26,16 @@ import Glibc
 /// let database = try cluster.createDatabase()
 /// let store = try PostgresStore(url: cluster.url(database: database))
 /// ```
-final class PostgresTestCluster: Sendable {
+public final class PostgresTestCluster: Sendable {
     /// Why the cluster could not be started, or a command failed: what ran and what it printed.
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
     }
 
     /// The temporary directory: `data/` (the cluster), the server's socket and log, `owner.pid`.
     let directory: String
     let binDirectory: String
-    let port: Int
+    public let port: Int
 
     private init(directory: String, binDirectory: String, port: Int) {
         self.directory = directory
@@ -47,27 +47,27 @@ final class PostgresTestCluster: Sendable {
     private static let started = Result { () throws(Failure) -> PostgresTestCluster in try start() }
 
     /// The running cluster, started now if this is the first call.
-    static func shared() throws(Failure) -> PostgresTestCluster { try started.get() }
+    public static func shared() throws(Failure) -> PostgresTestCluster { try started.get() }
 
     /// The URL a ``PostgresStore`` connects to for `database` (TCP, role `postgres`, no password).
-    func url(database: String) -> String { "postgresql://postgres@127.0.0.1:\(port)/\(database)" }
+    public func url(database: String) -> String { "postgresql://postgres@127.0.0.1:\(port)/\(database)" }
 
     /// Creates an empty database with a new random name and returns the name.
-    func createDatabase() throws(Failure) -> String {
+    public func createDatabase() throws(Failure) -> String {
         let name = "t_" + UUID().uuidString.lowercased().filter { $0 != "-" }.prefix(24)
         try psql("CREATE DATABASE \(name)")
         return name
     }
 
     /// Drops a test's database, even while connections to it linger; best effort.
-    func dropDatabase(_ name: String) {
+    public func dropDatabase(_ name: String) {
         _ = try? psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
     }
 
     /// Runs SQL through `psql` on `database` (stopping at the first error) and returns what it
     /// printed: unaligned rows, `|` between columns, no headers.
     @discardableResult
-    func psql(_ sql: String, database: String = "postgres") throws(Failure) -> String {
+    public func psql(_ sql: String, database: String = "postgres") throws(Failure) -> String {
         let local = binDirectory + "/psql"
         let executable = FileManager.default.isExecutableFile(atPath: local) ? local : "/usr/bin/psql"
         let result = try Self.run(

@@ -1,0 +1,154 @@
+import Foundation
+import JetstreamModel
+import Logging
+import PostgresStore
+import Store
+import TestSupport
+import Testing
+
+@testable import ScopeEngine
+
+/// Two engines — two gateway nodes — on one PostgreSQL database of the test's own cluster: what one
+/// commits reaches the other's subscribers, version races between them resolve by retrying, and
+/// deletions and idempotency keys are seen on both.
+@Suite struct SharedStoreEngineTests {
+    /// Two nodes on a fresh database; both follow the store.
+    final class TwoNodes: Sendable {
+        let database: String
+        let stores: [PostgresStore]
+        let engines: [ScopeEngine]
+
+        init(conflictRetries: Int = 8) throws {
+            let cluster = try PostgresTestCluster.shared()
+            let database = try cluster.createDatabase()
+            var storeConfiguration = PostgresStore.Configuration()
+            storeConfiguration.pollInterval = .milliseconds(500)
+            storeConfiguration.readerConnections = 2
+            var configuration = ScopeEngineConfiguration(schema: .demo)
+            configuration.conflictRetries = conflictRetries
+            let logger = Logger(label: "test")
+            let stores = try (0..<2).map { _ in
+                try PostgresStore(url: cluster.url(database: database), configuration: storeConfiguration)
+            }
+            self.database = database
+            self.stores = stores
+            engines = stores.map { ScopeEngine(configuration: configuration, store: $0, logger: logger) }
+            for engine in engines { #expect(engine.followSharedStore()) }
+        }
+
+        func close() {
+            for store in stores { store.close() }
+            (try? PostgresTestCluster.shared())?.dropDatabase(database)
+        }
+
+        /// Creates `name` on node 0 and waits until node 1 hosts it too.
+        func createCanvas(_ name: String) async throws -> [ScopeHandle] {
+            let first = try await engines[0].create(name: name, rootClassName: "Canvas")
+            #expect(await waitUntil(timeout: .seconds(20)) { self.engines[1].handle(named: name) != nil })
+            return [first, try #require(engines[1].handle(named: name))]
+        }
+    }
+
+    static func submit(_ fragments: [JSONValue], on engine: ScopeEngine, to handle: ScopeHandle) async -> SubmitOutcome
+    {
+        await withCheckedContinuation { continuation in
+            engine.submit(ChangeSet(json: fragments), to: handle) { continuation.resume(returning: $0) }
+        }
+    }
+
+    @Test("a change set committed on one node reaches the other node's subscribers, byte for byte as logged")
+    func commitsReachTheOtherNode() async throws {
+        let nodes = try TwoNodes()
+        defer { nodes.close() }
+        let handles = try await nodes.createCanvas("canvas-shared-1")
+        let recorder = Recorder()
+        nodes.engines[1].subscribe(recorder, to: handles[1], from: .after(0))
+        for index in 0..<5 {
+            let outcome = await Self.submit(
+                EngineFixture.rename(handles[0], to: "name \(index)"), on: nodes.engines[0], to: handles[0])
+            #expect(outcome.version == index + 1)
+        }
+        #expect(await waitUntil(timeout: .seconds(20)) { recorder.changesetVersions.count == 5 })
+        #expect(recorder.changesetVersions == [1, 2, 3, 4, 5])
+        let logged = try await nodes.stores[1].changes(scope: "canvas-shared-1", after: 0, limit: 10).records
+        let received = recorder.events.filter { $0.kind == .changeset }
+        #expect(received.map(\.payload) == logged.map(\.payload))
+        #expect(handles[1].version == 5)
+        #expect(handles[1].committedState.root["name"] == .string("name 4"))
+    }
+
+    @Test("writers on both nodes race on one scope: every write lands once, versions stay contiguous")
+    func versionRacesResolve() async throws {
+        let nodes = try TwoNodes()
+        defer { nodes.close() }
+        let handles = try await nodes.createCanvas("canvas-shared-race")
+        let perNode = 40
+        let outcomes = await withTaskGroup(of: SubmitOutcome.self) { group in
+            for node in 0..<2 {
+                for index in 0..<perNode {
+                    group.addTask {
+                        await Self.submit(
+                            EngineFixture.rename(handles[node], to: "node \(node) write \(index)"),
+                            on: nodes.engines[node], to: handles[node])
+                    }
+                }
+            }
+            var all: [SubmitOutcome] = []
+            for await outcome in group { all.append(outcome) }
+            return all
+        }
+        let versions = outcomes.compactMap(\.version).sorted()
+        let refused = outcomes.filter { $0.version == nil }
+        // A write may exhaust its retries (503) under this much contention, but must then be absent.
+        #expect(refused.allSatisfy { if case .rejected(.store) = $0 { true } else { false } })
+        #expect(refused.count <= outcomes.count / 10)
+        #expect(versions == Array(1...versions.count))
+        let log = try await nodes.stores[0].changes(scope: "canvas-shared-race", after: 0, limit: 1000)
+        #expect(log.records.map(\.version) == versions.map(Int64.init))
+        // Both nodes converge on the log.
+        #expect(
+            await waitUntil(timeout: .seconds(20)) {
+                handles.allSatisfy { $0.version == versions.count }
+            })
+        #expect(handles[0].committedState.root["name"] == handles[1].committedState.root["name"])
+    }
+
+    @Test("a scope deleted on one node ends the other node's subscribers with deleted")
+    func deletionsReachTheOtherNode() async throws {
+        let nodes = try TwoNodes()
+        defer { nodes.close() }
+        let handles = try await nodes.createCanvas("canvas-shared-gone")
+        _ = await Self.submit(EngineFixture.rename(handles[0], to: "last"), on: nodes.engines[0], to: handles[0])
+        let recorder = Recorder()
+        nodes.engines[1].subscribe(recorder, to: handles[1], from: .after(0))
+        try await nodes.engines[0].delete(name: "canvas-shared-gone")
+        #expect(await recorder.waitForEnd(timeout: .seconds(20)))
+        #expect(recorder.events.last?.kind == .deleted)
+        #expect(nodes.engines[1].handle(named: "canvas-shared-gone") == nil)
+    }
+
+    @Test("an idempotency key decided on one node replays on the other")
+    func keysReplayOnTheOtherNode() async throws {
+        let nodes = try TwoNodes()
+        defer { nodes.close() }
+        let handles = try await nodes.createCanvas("canvas-shared-key")
+        let fragments = EngineFixture.rename(handles[0], to: "once")
+        let key = IdempotencyKey(key: "k-1", body: EngineFixture.body(fragments))
+        var outcomes: [SubmitOutcome] = []
+        for node in 0..<2 {
+            outcomes.append(
+                await withCheckedContinuation { continuation in
+                    nodes.engines[node].submitOnce(ChangeSet(json: fragments), to: handles[node], idempotency: key) {
+                        continuation.resume(returning: $0)
+                    }
+                })
+        }
+        #expect(outcomes[0].version == 1)
+        guard case .replayed(let record) = outcomes[1] else {
+            Issue.record("expected a replay on the other node, got \(outcomes[1])")
+            return
+        }
+        #expect(record.version == 1)
+        #expect(try await nodes.stores[0].changes(scope: "canvas-shared-key", after: 0, limit: 10).records.count == 1)
+    }
+}
