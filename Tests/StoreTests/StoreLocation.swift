@@ -1,6 +1,6 @@
 import PostgresStore
-import TestSupport
 import Store
+import TestSupport
 
 /// Where one test's store lives — a file in a fresh temporary directory, or a fresh database on the
 /// test cluster — so that the test can open it, close it and open it again, as a gateway restarts
