@@ -3,6 +3,10 @@ import Logging
 import Store
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One writer connection and the thread that owns it: it takes whatever its queue holds and commits
 /// it as one transaction in one round trip (pipeline mode: `BEGIN`, one function call per
 /// operation, `COMMIT`, then the notification for the other nodes), and completes each operation
@@ -15,16 +19,20 @@ import Synchronization
 final class PostgresWriter: Sendable {
     let queue = CommitQueue<WriteOperation>()
     private let finished = DispatchSemaphore(value: 0)
+    private let threadID = Mutex<pthread_t?>(nil)
 
     init(
         index: Int, target: PGTarget, configuration: PostgresStore.Configuration, statistics: PostgresCounters,
         logger: Logger
     ) {
-        let thread = Thread { [queue, finished] in
+        let thread = Thread { [self] in
             defer { finished.signal() }
+            threadID.withLock { $0 = pthread_self() }
             let session = WriterSession(
                 target: target, configuration: configuration, statistics: statistics, logger: logger,
                 name: "\(configuration.applicationName)-writer-\(index)")
+            // Connected before the first write needs it (a failure here is retried by that write).
+            _ = try? session.connected()
             while let batch = queue.takeBatch(limit: configuration.maximumBatchSize) {
                 session.commit(batch)
             }
@@ -37,6 +45,9 @@ final class PostgresWriter: Sendable {
     /// Refuses new operations, commits those queued and waits for the thread to end.
     func close() {
         queue.close()
+        // A completion that drops the last reference to the store runs on this thread: it cannot
+        // wait for itself; the loop ends by itself once it has drained the closed queue.
+        if let writer = threadID.withLock({ $0 }), pthread_equal(writer, pthread_self()) != 0 { return }
         finished.wait()
         finished.signal()
     }

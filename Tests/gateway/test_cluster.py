@@ -163,3 +163,35 @@ def test_a_version_race_between_two_nodes_resolves(cluster):
             subscriber.stop()
     for subscriber in subscribers:
         check_stream(subscriber, log, state["version"])
+
+
+def metric(text: str, name: str, labels: str = "") -> float:
+    """The value of one Prometheus sample (`name{labels} value`), 0 when absent."""
+    prefix = f"{name}{{{labels}}} " if labels else f"{name} "
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def test_each_node_reports_its_database_connections_and_what_it_caught_up(cluster):
+    nodes = cluster.nodes
+    name, state = cluster.create_canvas(nodes[0])
+    root = state["rootUUID"]
+    before = cluster.http(nodes[1]).get("/metrics").text
+    for index in range(5):
+        answer = cluster.http(nodes[0]).post(
+            f"/v1/scopes/{name}/changesets",
+            json={"fragments": [{"type": "change", "uuid": root, "clsName": "Canvas",
+                                 "properties": {"name": f"metrics {index}"}}]})
+        assert answer.status_code == 200, answer.text
+    wait_until(lambda: cluster.http(nodes[1]).get(f"/v1/scopes/{name}").json()["version"] == state["version"] + 5,
+               20, lambda: "node 1 did not catch up")
+    text = cluster.http(nodes[1]).get("/metrics").text
+    assert metric(text, "jetstream_store_connections", 'role="listener"') == 1
+    assert metric(text, "jetstream_store_connections", 'role="writer"') >= 1
+    assert metric(text, "jetstream_cluster_notifications_total") > metric(before, "jetstream_cluster_notifications_total")
+    assert metric(text, "jetstream_cluster_catchup_total") > metric(before, "jetstream_cluster_catchup_total")
+    assert "jetstream_cluster_catchup_lag_seconds_bucket" in text
+    writer = cluster.http(nodes[0]).get("/metrics").text
+    assert metric(writer, "jetstream_store_batch_operations_total") >= 5
