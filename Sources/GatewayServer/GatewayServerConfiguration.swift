@@ -30,8 +30,9 @@ public struct GatewayServerConfiguration: Sendable {
     /// lost notification).
     public var databasePollInterval: Duration = .seconds(2)
     /// How often a change set that lost a version race to another node is validated again and
-    /// retried before it is answered 503.
-    public var conflictRetries = 8
+    /// retried before it is answered 503 (races are rare when the proxy routes by scope; on one
+    /// scope written through several nodes at once they are constant).
+    public var conflictRetries = 20
     /// The model schema; the built-in demo schema when nil (and the `demo` scope is created).
     public var schema: Schema?
     public var limits = ServerLimits()

@@ -86,7 +86,18 @@ extension ScopeEngine {
         case changeSet(ChangeSet)
         case mergePatch(MergePatch)
     }
+}
 
+/// A submission whose append lost a version race, kept to be validated and appended again.
+struct LostRace: Sendable {
+    let submission: ScopeEngine.Submission
+    let ifMatch: VersionCondition?
+    let idempotency: IdempotencyKey?
+    let attempt: Int
+    let completion: @Sendable (SubmitOutcome) -> Void
+}
+
+extension ScopeEngine {
     func stage(
         _ submission: Submission, to handle: ScopeHandle, ifMatch: VersionCondition?, idempotency: IdempotencyKey?,
         attempt: Int = 0, completion: @escaping @Sendable (SubmitOutcome) -> Void
@@ -133,19 +144,19 @@ extension ScopeEngine {
                     configuration.observer?.didCommit(after: ContinuousClock.now - appendStarted)
                     if case .failure(let error) = result, error.isLostRace, attempt < configuration.conflictRetries {
                         // Another node's version took the slot (or the one this was built on):
-                        // catch up from the shared log and validate again on the newer state.
-                        handle.runtime.withLock { $0.didFail(token: lineage.token) }
-                        configuration.observer?.didRetryAfterConflict()
-                        Task {
-                            // Full jitter, growing with the attempt: writers racing on one scope
-                            // from several nodes spread out instead of colliding again.
-                            let ceiling = min(1 << attempt, 32)
-                            try? await Task.sleep(for: .microseconds(Int.random(in: 0...(ceiling * 1000))))
-                            let current = await catchUp(handle.name) ?? handle
-                            stage(
-                                submission, to: current, ifMatch: ifMatch, idempotency: idempotency,
-                                attempt: attempt + 1, completion: completion)
+                        // the scope catches up once from the shared log, then the submissions
+                        // that lost are validated again on the newer state, in their order.
+                        let race = LostRace(
+                            submission: submission, ifMatch: ifMatch, idempotency: idempotency, attempt: attempt + 1,
+                            completion: completion)
+                        let schedule = handle.runtime.withLock { runtime -> Bool in
+                            runtime.didFail(token: lineage.token)
+                            runtime.lostRaces.append(race)
+                            defer { runtime.retryScheduled = true }
+                            return !runtime.retryScheduled
                         }
+                        configuration.observer?.didRetryAfterConflict()
+                        if schedule { Task { await retryLostRaces(of: handle, attempt: attempt) } }
                         return
                     }
                     didCommit(
@@ -161,6 +172,28 @@ extension ScopeEngine {
             recordRejection(rejection, idempotency: idempotency, of: handle, completion: completion)
         } else {
             completion(.rejected(rejection))
+        }
+    }
+
+    /// Catches the scope up after lost version races, then stages the submissions that lost again,
+    /// in their order, each counting the attempt.
+    private func retryLostRaces(of handle: ScopeHandle, attempt: Int) async {
+        // Full jitter, growing with the attempt: nodes racing on one scope spread out instead of
+        // colliding again.
+        let ceiling = min(1 << attempt, 32)
+        try? await Task.sleep(for: .microseconds(Int.random(in: 0...(ceiling * 1000))))
+        let current = await catchUp(handle.name) ?? handle
+        let races = handle.runtime.withLock { runtime in
+            defer {
+                runtime.lostRaces = []
+                runtime.retryScheduled = false
+            }
+            return runtime.lostRaces
+        }
+        for race in races {
+            stage(
+                race.submission, to: current, ifMatch: race.ifMatch, idempotency: race.idempotency,
+                attempt: race.attempt, completion: race.completion)
         }
     }
 

@@ -27,6 +27,10 @@ public final class ScopeHandle: Sendable {
         var deleted = false
         /// Idempotency keys whose first request is being decided or made durable.
         var idempotencyInFlight: Set<String> = []
+        /// Submissions that lost a version race to another node (a shared store), in submission
+        /// order, waiting for one catch-up and a new attempt; whether that retry is scheduled.
+        var lostRaces: [LostRace] = []
+        var retryScheduled = false
         /// Versions handed to the store and not yet durable, in staging order.
         var staged: [StagedVersion] = []
         /// The lineage token of `tip` and of `committed` (0: none known, the store checks nothing).
