@@ -49,8 +49,9 @@ public struct ScopeVersion: Sendable, Hashable {
 
 extension ChangeNotice {
     /// The wire form of a notice (PostgreSQL `NOTIFY` payload, at most 8000 bytes): comma-separated
-    /// `name:version`, a deletion as `-name:version`; `*` for ``everything`` (also when the list
-    /// would not fit). Scope names never contain `:` or `,` (the gateway's name rule).
+    /// `name:version`, a deletion as `!name:version`; `*` for ``everything`` (also when the list
+    /// would not fit). Scope names never contain `:`, `,`, `!` or `*` (the gateway's name rule),
+    /// though they may begin with `-`.
     ///
     /// ```swift
     /// ChangeNotice.changed([ScopeVersion(name: "a", version: 4)]).payload(limit: 8000)   // "a:4"
@@ -59,7 +60,7 @@ extension ChangeNotice {
         guard case .changed(let versions) = self else { return "*" }
         var text = ""
         for entry in versions {
-            let item = "\(entry.deleted ? "-" : "")\(entry.name):\(entry.version)"
+            let item = "\(entry.deleted ? "!" : "")\(entry.name):\(entry.version)"
             if text.utf8.count + item.utf8.count + 1 > limit { return "*" }
             if !text.isEmpty { text += "," }
             text += item
@@ -77,7 +78,7 @@ extension ChangeNotice {
         var versions: [ScopeVersion] = []
         for item in payload.split(separator: ",") {
             var text = item[...]
-            let deleted = text.first == "-"
+            let deleted = text.first == "!"
             if deleted { text = text.dropFirst() }
             guard let colon = text.lastIndex(of: ":"), let version = Int64(text[text.index(after: colon)...]),
                 colon > text.startIndex
