@@ -36,10 +36,10 @@ enum HTTP2Callbacks {
 
     static let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
         guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
-        owner(userData).receiveHeader(
+        let keepDecoding = owner(userData).receiveHeader(
             stream: frame.pointee.hd.stream_id, name: UnsafeBufferPointer(start: name, count: nameLength),
             value: UnsafeBufferPointer(start: value, count: valueLength))
-        return 0
+        return keepDecoding ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue
     }
 
     static let onFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in

@@ -20,15 +20,27 @@ extension HTTP2ServerSession {
         }
     }
 
-    func receiveHeader(stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        guard let state = streams[stream], !state.requestDelivered, !state.headersComplete else { return }
+    /// One decoded header field; false asks nghttp2 to stop decoding the block (it skips the
+    /// rest without calling back and resets the stream).
+    ///
+    /// A header list over the limit is answered 431 — unless it runs far past it: HPACK lets one
+    /// byte reference a large field again, so a small block can decode into megabytes, one
+    /// callback per reference. Past twice the limit the block is abandoned, and a connection that
+    /// does it ``oversizedHeaderBlocksBeforeGoAway`` times is cut off with GOAWAY(ENHANCE_YOUR_CALM).
+    func receiveHeader(stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let state = streams[stream], !state.requestDelivered, !state.headersComplete else { return true }
         state.headerListSize += name.count + value.count + 32
         if state.headerListSize > Int(configuration.maxHeaderListSize) {
             if state.rejection == nil { state.rejection = .headersTooLarge }
             state.fields = HTTPFields()
-            return
+            guard state.headerListSize > 2 * Int(configuration.maxHeaderListSize) else { return true }
+            oversizedHeaderBlocks += 1
+            if oversizedHeaderBlocks >= Self.oversizedHeaderBlocksBeforeGoAway {
+                terminate(errorCode: HTTP2ErrorCode(rawValue: 0xb))  // ENHANCE_YOUR_CALM
+            }
+            return false
         }
-        guard state.rejection == nil else { return }
+        guard state.rejection == nil else { return true }
         let nameText = String(decoding: name, as: UTF8.self)
         if nameText.hasPrefix(":") {
             let valueText = String(decoding: value, as: UTF8.self)
@@ -39,13 +51,14 @@ extension HTTP2ServerSession {
             case ":path": state.path = valueText
             default: state.rejection = .malformed("unsupported pseudo-header \(nameText)")
             }
-            return
+            return true
         }
         guard let fieldName = HTTPField.Name(nameText) else {
             state.rejection = .malformed("invalid field name \(nameText)")
-            return
+            return true
         }
         state.fields.append(HTTPField(name: fieldName, lenientValue: value))
+        return true
     }
 
     func receiveHeadersFrame(stream: Int32, isRequestHead: Bool, endsStream: Bool) {

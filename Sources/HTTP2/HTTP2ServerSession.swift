@@ -29,6 +29,10 @@ public final class HTTP2ServerSession {
     var streams: [Int32: HTTP2StreamState] = [:]
     /// The highest stream id a client HEADERS frame has used (1 after an h2c upgrade).
     var highestClientStream: Int32 = 0
+    /// Header blocks abandoned far past the header-list limit (see `receiveHeader`).
+    var oversizedHeaderBlocks = 0
+    /// Abandoned header blocks after which the connection is cut off.
+    static let oversizedHeaderBlocksBeforeGoAway = 3
     var events: [HTTP2Event] = []
     /// Body bytes held for requests that are not complete yet (bounded by the configuration).
     var bufferedRequestBytes = 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 from hyperframe.frame import HeadersFrame
@@ -337,3 +338,65 @@ def test_window_overflow_is_a_flow_control_error(server):
         conn.send(WindowUpdateFrame(0, window_increment=2**31 - 1), WindowUpdateFrame(0, window_increment=2**31 - 1))
         goaway = conn.read_until(lambda f: isinstance(f, GoAwayFrame))
         assert goaway.error_code == FLOW_CONTROL_ERROR
+
+
+def amplified_header_block(conn: H2Connection, references: int) -> bytes:
+    """A request whose one 4000-byte field is inserted into the HPACK table once and then referenced
+    again `references` times at one byte each (index 62: the newest dynamic entry) — a few KiB on
+    the wire that decode into megabytes of header fields."""
+    # Encoded by the connection's own encoder, so both tables agree afterwards: the 4000-byte
+    # field, encoded last, is the newest dynamic entry (index 62).
+    head = conn.encoder.encode([(":method", "GET"), (":scheme", "http"), (":authority", "t"), (":path", "/echo"),
+                                ("x-big", "v" * 4000)])
+    return head + b"\xbe" * references
+
+
+def send_header_block(conn: H2Connection, stream_id: int, block: bytes) -> None:
+    from hyperframe.frame import ContinuationFrame, HeadersFrame as RawHeaders
+
+    parts = [block[i : i + 16_000] for i in range(0, len(block), 16_000)]
+    frames = [RawHeaders(stream_id, data=parts[0], flags=["END_STREAM"])]
+    frames += [ContinuationFrame(stream_id, data=part) for part in parts[1:]]
+    (frames[-1].flags.add("END_HEADERS"))
+    conn.send(*frames)
+
+
+def server_cpu_seconds(server) -> float:
+    with open(f"/proc/{server.proc.pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_an_hpack_amplified_header_block_is_abandoned_and_repeat_offenders_cut_off(server):
+    with H2Connection(*server.address) as conn:
+        conn.handshake()
+        # One block far past the 16 KiB header-list limit: the stream is reset, not decoded
+        # to the end and answered.
+        send_header_block(conn, 1, amplified_header_block(conn, 16_000))
+        reset = conn.read_until(lambda f: isinstance(f, RstStreamFrame) and f.stream_id == 1, timeout=30)
+        assert reset.error_code in (INTERNAL_ERROR, REFUSED_STREAM, CANCEL)
+        # The connection stays usable for ordinary requests ...
+        conn.request(3, "/echo")
+        headers, _ = conn.response(3)
+        assert headers[":status"] == "200"
+        # ... until it does it again: the third abandoned block ends the connection.
+        ended = None
+        try:
+            for stream_id in (5, 7):
+                send_header_block(conn, stream_id, amplified_header_block(conn, 16_000))
+            goaway = conn.read_until(lambda f: isinstance(f, GoAwayFrame), timeout=30)
+            assert goaway.error_code == ENHANCE_YOUR_CALM
+            ended = "goaway"
+        except (BrokenPipeError, ConnectionResetError, ConnectionEnded):
+            ended = "closed"
+        assert ended is not None
+
+
+def test_a_header_list_a_little_over_the_limit_is_still_answered_431(server):
+    with H2Connection(*server.address) as conn:
+        conn.handshake()
+        block = conn.encoder.encode([(":method", "GET"), (":scheme", "http"), (":authority", "t"),
+                                     (":path", "/echo"), ("x-long", "v" * 20_000)])
+        send_header_block(conn, 1, block)
+        headers, _ = conn.response(1)
+        assert headers[":status"] == "431"
