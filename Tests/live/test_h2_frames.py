@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 
 from hyperframe.frame import HeadersFrame
@@ -359,12 +358,6 @@ def send_header_block(conn: H2Connection, stream_id: int, block: bytes) -> None:
     frames += [ContinuationFrame(stream_id, data=part) for part in parts[1:]]
     (frames[-1].flags.add("END_HEADERS"))
     conn.send(*frames)
-
-
-def server_cpu_seconds(server) -> float:
-    with open(f"/proc/{server.proc.pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def test_an_hpack_amplified_header_block_is_abandoned_and_repeat_offenders_cut_off(server):
