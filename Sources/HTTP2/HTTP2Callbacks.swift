@@ -44,6 +44,7 @@ enum HTTP2Callbacks {
 
     static let onFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in
         guard let frame else { return 0 }
+        owner(userData).hasReceivedFrame = true
         let header = frame.pointee.hd
         let endsStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
         switch UInt32(header.type) {

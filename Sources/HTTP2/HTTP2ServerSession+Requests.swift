@@ -3,6 +3,33 @@ public import HTTPTypes
 
 /// Request assembly, called from the nghttp2 callbacks in `HTTP2Callbacks`.
 extension HTTP2ServerSession {
+    /// A request still arriving: its stream, whether its header block is complete, and the body
+    /// bytes received so far (for the caller's header and body deadlines).
+    public struct ArrivingRequest: Sendable, Equatable {
+        public let stream: HTTP2StreamID
+        public let headersComplete: Bool
+        public let bodyBytes: Int
+
+        public init(stream: HTTP2StreamID, headersComplete: Bool, bodyBytes: Int) {
+            self.stream = stream
+            self.headersComplete = headersComplete
+            self.bodyBytes = bodyBytes
+        }
+    }
+
+    /// Every stream whose request has begun and is neither handed out nor refused yet.
+    ///
+    /// ```swift
+    /// for arriving in session.arrivingRequests where !arriving.headersComplete { … }
+    /// ```
+    public var arrivingRequests: [ArrivingRequest] {
+        streams.values.compactMap { state in
+            guard !state.requestDelivered, state.rejection == nil else { return nil }
+            return ArrivingRequest(
+                stream: state.id, headersComplete: state.headersComplete, bodyBytes: state.body.count)
+        }
+    }
+
     func beginRequest(stream: Int32) {
         streams[stream] = HTTP2StreamState(id: HTTP2StreamID(stream))
     }
@@ -36,7 +63,7 @@ extension HTTP2ServerSession {
             guard state.headerListSize > 2 * Int(configuration.maxHeaderListSize) else { return true }
             oversizedHeaderBlocks += 1
             if oversizedHeaderBlocks >= Self.oversizedHeaderBlocksBeforeGoAway {
-                terminate(errorCode: HTTP2ErrorCode(rawValue: 0xb))  // ENHANCE_YOUR_CALM
+                terminate(errorCode: .enhanceYourCalm)
             }
             return false
         }

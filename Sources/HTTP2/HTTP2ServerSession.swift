@@ -29,6 +29,8 @@ public final class HTTP2ServerSession {
     var streams: [Int32: HTTP2StreamState] = [:]
     /// The highest stream id a client HEADERS frame has used (1 after an h2c upgrade).
     var highestClientStream: Int32 = 0
+    /// Whether a whole frame has arrived from the client (its connection preface is complete).
+    public internal(set) var hasReceivedFrame = false
     /// Header blocks abandoned far past the header-list limit (see `receiveHeader`).
     var oversizedHeaderBlocks = 0
     /// Abandoned header blocks after which the connection is cut off.

@@ -32,6 +32,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
     var sinks: [HTTP2StreamID: HTTP2EventStreamSink] = [:]
     /// Event streams ended as slow subscribers, reset if still open at their instant.
     var slowStreamDeadlines: [HTTP2StreamID: LoopInstant] = [:]
+    /// Header, body, preface and after-GOAWAY deadlines (the HTTP/1.1 ones, for HTTP/2).
+    var requestDeadlines: HTTP2RequestDeadlines
     private var nextRequestID: UInt64 = 0
     /// The HTTP version an upgraded request (stream 1) arrived with.
     private var upgradedVersion: String?
@@ -51,6 +53,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
         session = try? HTTP2ServerSession(configuration: Self.sessionConfiguration(core.configuration))
         state = HTTP2ConnectionState(
             idleTimeout: core.timeouts.idle, heartbeatInterval: core.timeouts.heartbeat, now: connection.loop.now)
+        requestDeadlines = HTTP2RequestDeadlines(
+            headerTimeout: core.timeouts.headerRead, bodyTimeout: core.timeouts.idle, now: connection.loop.now)
     }
 
     static func sessionConfiguration(_ configuration: HTTPServerConfiguration) -> HTTP2Configuration {
@@ -119,11 +123,26 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
             }
             flush()
         }
+        switch requestDeadlines.expired(now: now) {
+        case .none:
+            break
+        case .close:
+            return connection.close()
+        case .endConnection:
+            // A header block left unfinished holds the whole connection: end it (slowloris).
+            session?.terminate(errorCode: .enhanceYourCalm)
+            flush()
+            return connection.closeAfterFlush()
+        case .resetStreams(let streams):
+            for stream in streams { session?.reset(stream, errorCode: .cancel) }
+            flush()
+        }
         switch state.deadlinePassed(now: now) {
         case .none:
             break
         case .goAway:
             session?.beginGracefulShutdown()
+            requestDeadlines.wentAway(now: now)
             flush()
         case .heartbeat:
             for sink in sinks.values { sink.write(EncodedEvent.heartbeat) }
@@ -139,6 +158,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
     func connectionShouldQuiesce(_ connection: Connection) {
         guard let session else { return connection.close() }
         session.beginGracefulShutdown()
+        requestDeadlines.wentAway(now: connection.loop.now)
         for sink in Array(sinks.values) { sink.end() }
         flush()
     }
@@ -228,15 +248,21 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
     }
 
     func updateDeadline() {
-        state.update(activeStreams: requestIDs.count, eventStreams: sinks.count, now: connection.loop.now)
+        let now = connection.loop.now
+        let arriving = session?.arrivingRequests ?? []
+        // A request still arriving is activity: the connection does not go idle under an upload
+        // (its pieces have their own deadline).
+        state.update(activeStreams: requestIDs.count + arriving.count, eventStreams: sinks.count, now: now)
+        if let session {
+            requestDeadlines.track(arriving, prefaceDone: session.hasReceivedFrame, now: now)
+        }
         connection.deadline = nextDeadline
     }
 
-    /// The state's deadline or the first slow stream's reset, whichever comes first.
+    /// The earliest of the state's deadline, the first slow stream's reset and the request
+    /// deadlines.
     private var nextDeadline: LoopInstant? {
-        guard let slow = slowStreamDeadlines.values.min() else { return state.deadline }
-        guard let own = state.deadline else { return slow }
-        return min(own, slow)
+        [state.deadline, slowStreamDeadlines.values.min(), requestDeadlines.deadline].compactMap { $0 }.min()
     }
 
     /// Resets `stream` (CANCEL) at `instant` unless it has closed by then.
