@@ -114,7 +114,12 @@ public final class HTTP2ServerSession {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         let status = nghttp2_session_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
         answerRejectedStreams()
-        guard status >= 0 else { throw HTTP2SessionError("nghttp2_session_mem_recv", code: Int32(status)) }
+        guard status >= 0 else {
+            // A flood (control frames queued faster than the client reads their answers) ends
+            // with GOAWAY(ENHANCE_YOUR_CALM) after the answers already queued, not a bare close.
+            if status == Int(NGHTTP2_ERR_FLOODED.rawValue) { terminate(errorCode: .enhanceYourCalm) }
+            throw HTTP2SessionError("nghttp2_session_mem_recv", code: Int32(status))
+        }
     }
 
     /// Feeds bytes read from the socket; see ``receive(_:)-(UnsafeRawBufferPointer)``.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from hyperframe.frame import HeadersFrame
 from hyperframe.frame import SettingsFrame as HFSettings
 from hyperframe.frame import SettingsFrame as SettingsFrameRaw
@@ -393,3 +395,24 @@ def test_a_header_list_a_little_over_the_limit_is_still_answered_431(server):
         send_header_block(conn, 1, block)
         headers, _ = conn.response(1)
         assert headers[":status"] == "431"
+
+
+@pytest.mark.parametrize("flood", ["ping", "settings"])
+def test_a_control_frame_flood_ends_with_goaway(server, flood):
+    # 20,000 PINGs (or empty SETTINGS) sent without reading their answers: past nghttp2's bound on
+    # queued answers the connection ends — with GOAWAY(ENHANCE_YOUR_CALM), not a bare close.
+    with H2Connection(*server.address, timeout=20) as conn:
+        conn.handshake()
+        frame = PingFrame(0, opaque_data=b"12345678") if flood == "ping" else HFSettings(0, settings={})
+        try:
+            conn.sock.sendall(frame.serialize() * 20_000)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        frames = []
+        try:
+            while True:
+                frames.append(conn.read_frame(timeout=20))
+        except ConnectionEnded:
+            pass
+        goaways = [f for f in frames if isinstance(f, GoAwayFrame)]
+        assert goaways and goaways[-1].error_code == ENHANCE_YOUR_CALM, frames[-3:]
