@@ -64,8 +64,10 @@ def test_a_get_without_end_stream_is_reset(quick):
         assert reset.error_code == CANCEL
 
 
-def test_a_partial_connection_preface_is_closed_like_a_slow_request_head(quick):
-    with socket.create_connection(quick.address, timeout=BOUND) as sock:
+def test_a_partial_connection_preface_is_closed_like_a_slow_request_head(start_server):
+    # The idle timeout is long here: the header timeout, not the idle one, must close it.
+    server = start_server("--header-timeout", "1", "--idle-timeout", "60")
+    with socket.create_connection(server.address, timeout=BOUND) as sock:
         sock.sendall(PREFACE[:20])  # "PRI * HTTP/2.0\r\n\r\nSM" and no more
         deadline = time.monotonic() + BOUND
         while time.monotonic() < deadline:
