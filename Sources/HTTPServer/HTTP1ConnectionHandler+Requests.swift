@@ -20,7 +20,12 @@ extension HTTP1ConnectionHandler {
             switch state.phase {
             case .idle, .readingHead:
                 guard input.count > inputStart else { return }
-                if isFirstRequest, core.http2 != nil, let decided = switchToHTTP2IfPreface(), !decided { return }
+                if isFirstRequest, core.http2 != nil, let decided = switchToHTTP2IfPreface(), !decided {
+                    // A connection preface still arriving is timed like a request head.
+                    state.headStarted(now: now)
+                    syncDeadline()
+                    return
+                }
                 if connection.isClosed || connection.handler !== self { return }
                 guard parseHead() else { return }
             case .readingBody:
