@@ -9,7 +9,8 @@ extension Gateway {
         let metrics = self.metrics
         router.post(
             "/v1/scopes/{name}/changesets",
-            middleware: [gate(.write, passingGrantWhenRequestHas: IdempotencyRequest.headerName)]
+            middleware: [gate(.write, passingGrantWhenRequestHas: IdempotencyRequest.headerName)],
+            admitBody: refusesBeforeBody(mediaTypes: ["application/json"], scopeMustExist: true)
         ) { request, context in
             let answer = Self.writeAnswer(to: context.responder, metrics: metrics)
             let prepared = Result {

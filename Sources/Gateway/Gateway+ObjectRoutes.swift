@@ -38,7 +38,9 @@ extension Gateway {
 
         router.patch(
             "/v1/scopes/{name}/objects/{uuid}",
-            middleware: [gate(.write, passingGrantWhenRequestHas: IdempotencyRequest.headerName)]
+            middleware: [gate(.write, passingGrantWhenRequestHas: IdempotencyRequest.headerName)],
+            admitBody: refusesBeforeBody(
+                mediaTypes: ["application/merge-patch+json", "application/json"], scopeMustExist: true)
         ) { request, context in
             let answer = Self.writeAnswer(to: context.responder, metrics: metrics)
             let prepared = Result {

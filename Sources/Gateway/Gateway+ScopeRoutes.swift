@@ -33,7 +33,10 @@ extension Gateway {
             }
         }
 
-        router.put("/v1/scopes/{name}", middleware: [gate(.write)]) { request, context in
+        router.put(
+            "/v1/scopes/{name}", middleware: [gate(.write)],
+            admitBody: refusesBeforeBody(mediaTypes: ["application/json"], scopeMustExist: false)
+        ) { request, context in
             Self.answerAsync(context) { () async throws(Problem) in
                 let name = context.parameters["name"] ?? ""
                 try Problem.mapping { () throws(ScopeError) in try ScopeName.validate(name) }

@@ -111,6 +111,7 @@ extension HTTP1ConnectionHandler {
             dispatch()
             return true
         }
+        if answeredBeforeBody(request) { return false }
         current = request
         state.headComplete(now: now, expectsBody: true)
         syncDeadline()
@@ -118,6 +119,38 @@ extension HTTP1ConnectionHandler {
             connection.write(ByteSlice(Self.continueBytes))
         }
         return true
+    }
+
+    /// A body is read only once it is wanted: an unknown route or method, or a route's own refusal
+    /// (``BodyAdmission``), is answered from the head alone — no `100 Continue`, the body never
+    /// read — and the connection closes after the answer (the unread body cannot be skipped safely).
+    private func answeredBeforeBody(_ request: CurrentRequest) -> Bool {
+        var refused = request
+        refused.keepAlive = false
+        let preview = serverRequest(for: request.head, body: [])
+        refused.request = preview
+        current = refused
+        state.headComplete(now: now, expectsBody: false)
+        if core.answerBeforeBody(preview, channel: self, requestID: requestID, connection: connection) {
+            syncDeadline()
+            return true
+        }
+        current = nil
+        return false
+    }
+
+    private func serverRequest(for head: HTTP1RequestHead, body: [UInt8]) -> HTTPServerRequest {
+        var fields = HTTPFields()
+        fields.reserveCapacity(head.headers.count)
+        for header in head.headers {
+            if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+        }
+        let method = HTTPRequest.Method(head.method) ?? .get
+        let authority = head.headers.first { $0.hasName("host") }?.value
+        return HTTPServerRequest(
+            head: HTTPRequest(
+                method: method, scheme: nil, authority: authority, path: head.target, headerFields: fields),
+            body: body, version: head.version.description)
     }
 
     private static let continueBytes = SharedBytes(HTTP1ResponseEncoder.continueResponse)
@@ -169,18 +202,7 @@ extension HTTP1ConnectionHandler {
     /// Hands the complete current request to the router (or to HTTP/2 on `Upgrade: h2c`).
     private func dispatch() {
         guard var pending = current else { return }
-        let head = pending.head
-        var fields = HTTPFields()
-        fields.reserveCapacity(head.headers.count)
-        for header in head.headers {
-            if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
-        }
-        let method = HTTPRequest.Method(head.method) ?? .get
-        let authority = head.headers.first { $0.hasName("host") }?.value
-        let request = HTTPServerRequest(
-            head: HTTPRequest(
-                method: method, scheme: nil, authority: authority, path: head.target, headerFields: fields),
-            body: pending.body, version: head.version.description)
+        let request = serverRequest(for: pending.head, body: pending.body)
         pending.body = []
         pending.request = request
         current = pending

@@ -7,6 +7,19 @@ import Logging
 /// `context.responder` (``HTTPRequestContext/answerAsync(_:)`` does that for async code).
 public typealias RouteHandler = @Sendable (HTTPServerRequest, HTTPRequestContext) throws -> HTTPServerResponse
 
+/// A route's look at a request before its body is read (the request it gets has an empty body,
+/// the route's parameters beside it): true when the route will refuse the request without needing
+/// its body — the route then runs at once on the bodiless request to answer it, the body is never
+/// read and `100 Continue` never sent — false to read the body first. It runs on the loop thread
+/// and must be cheap and synchronous: media type, presence of credentials, the target's existence.
+///
+/// ```swift
+/// router.post("/v1/scopes/{name}/changesets", admitBody: { request, parameters in
+///     request.headerFields[.contentType] != "application/json" || !scopes.exist(parameters["name"])
+/// }) { request, context in … }
+/// ```
+public typealias BodyAdmission = @Sendable (HTTPServerRequest, [String: String]) -> Bool
+
 /// Code that runs around route handlers: authentication, metrics, logging. It calls `next` to go
 /// on (now, or later from another thread, returning ``HTTPServerResponse/deferred`` meanwhile and
 /// answering through `context.responder`), or answers itself.
@@ -49,6 +62,7 @@ public struct Router: Sendable {
         var method: HTTPRequest.Method?
         var pattern: RoutePattern
         var handler: RouteHandler
+        var admitBody: BodyAdmission?
     }
 
     enum Match {
@@ -75,16 +89,18 @@ public struct Router: Sendable {
 
     /// Adds a route for `method` (nil: any method) behind `middleware` (outermost first), inside
     /// the router-wide middleware.
+    /// An unknown route or method never gets its body read (the engine answers 404, 405 or 501
+    /// first); `admitBody` adds the route's own check before the body is read.
     public mutating func on(
         _ method: HTTPRequest.Method?, _ path: String, middleware: [any RouterMiddleware] = [],
-        _ handler: @escaping RouteHandler
+        admitBody: BodyAdmission? = nil, _ handler: @escaping RouteHandler
     ) {
         var chained = handler
         for layer in (self.middleware + middleware).reversed() {
             let next = chained
             chained = { request, context in try layer.handle(request, context: context, next: next) }
         }
-        routes.append(Route(method: method, pattern: RoutePattern(path), handler: chained))
+        routes.append(Route(method: method, pattern: RoutePattern(path), handler: chained, admitBody: admitBody))
     }
 
     public mutating func get(_ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler)
@@ -93,14 +109,17 @@ public struct Router: Sendable {
     }
 
     public mutating func post(
-        _ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler
+        _ path: String, middleware: [any RouterMiddleware] = [], admitBody: BodyAdmission? = nil,
+        _ handler: @escaping RouteHandler
     ) {
-        on(.post, path, middleware: middleware, handler)
+        on(.post, path, middleware: middleware, admitBody: admitBody, handler)
     }
 
-    public mutating func put(_ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler)
-    {
-        on(.put, path, middleware: middleware, handler)
+    public mutating func put(
+        _ path: String, middleware: [any RouterMiddleware] = [], admitBody: BodyAdmission? = nil,
+        _ handler: @escaping RouteHandler
+    ) {
+        on(.put, path, middleware: middleware, admitBody: admitBody, handler)
     }
 
     public mutating func delete(
@@ -110,9 +129,10 @@ public struct Router: Sendable {
     }
 
     public mutating func patch(
-        _ path: String, middleware: [any RouterMiddleware] = [], _ handler: @escaping RouteHandler
+        _ path: String, middleware: [any RouterMiddleware] = [], admitBody: BodyAdmission? = nil,
+        _ handler: @escaping RouteHandler
     ) {
-        on(.patch, path, middleware: middleware, handler)
+        on(.patch, path, middleware: middleware, admitBody: admitBody, handler)
     }
 
     func match(method: HTTPRequest.Method, path: String) -> Match {

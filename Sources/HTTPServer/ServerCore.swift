@@ -37,8 +37,32 @@ final class ServerCore: Sendable {
     func handle(
         _ request: HTTPServerRequest, channel: any HTTPResponseChannel, requestID: UInt64, connection: Connection
     ) {
-        stats.requests.add(1, ordering: .relaxed)
         let match = router.match(method: request.method, path: request.path)
+        let context = makeContext(request, match: match, channel: channel, requestID: requestID, connection: connection)
+        router.dispatch(match, request, context: context)
+    }
+
+    /// Looks at a request whose body has not been read (`request` has none): when its route is
+    /// unknown, does not take its method, or will refuse it anyway (its ``BodyAdmission``), routes
+    /// the bodiless request now and returns true — the caller never reads the body and closes
+    /// after the answer. False: read the body, then ``handle(_:channel:requestID:connection:)``.
+    func answerBeforeBody(
+        _ request: HTTPServerRequest, channel: any HTTPResponseChannel, requestID: UInt64, connection: Connection
+    ) -> Bool {
+        let match = router.match(method: request.method, path: request.path)
+        if case .found(let route, let parameters) = match {
+            guard let admit = route.admitBody, admit(request, parameters) else { return false }
+        }
+        let context = makeContext(request, match: match, channel: channel, requestID: requestID, connection: connection)
+        router.dispatch(match, request, context: context)
+        return true
+    }
+
+    private func makeContext(
+        _ request: HTTPServerRequest, match: Router.Match, channel: any HTTPResponseChannel, requestID: UInt64,
+        connection: Connection
+    ) -> HTTPRequestContext {
+        stats.requests.add(1, ordering: .relaxed)
         var onAnswer: (@Sendable (HTTPResponse.Status, Int, Bool) -> Void)?
         if let accessLog = configuration.accessLog {
             let started = ContinuousClock.now
@@ -62,9 +86,7 @@ final class ServerCore: Sendable {
         let responder = HTTPResponder(
             channel: channel, loop: connection.loop, requestID: requestID, renderError: configuration.errorResponse,
             onAnswer: onAnswer)
-        let context = HTTPRequestContext(
-            logger: logger, remoteAddress: connection.remoteAddress, responder: responder)
-        router.dispatch(match, request, context: context)
+        return HTTPRequestContext(logger: logger, remoteAddress: connection.remoteAddress, responder: responder)
     }
 
     /// Counts a request answered before routing and gives it an access-log line with the reason:
