@@ -35,6 +35,8 @@ public struct ServerLimits: Sendable, Hashable {
     public var headerTimeout: Duration = .seconds(10)
     /// Time an idle keep-alive connection stays open.
     public var idleTimeout: Duration = .seconds(60)
+    /// Bytes per second a request body must average after a grace of ``headerTimeout``; 0: none.
+    public var minBodyRate = 1024
 
     public init() {}
 
@@ -51,6 +53,7 @@ public struct ServerLimits: Sendable, Hashable {
         configuration.maxHeaderBytes = maxHeaderBytes
         configuration.headerReadTimeout = headerTimeout
         configuration.idleTimeout = idleTimeout
+        configuration.minBodyBytesPerSecond = minBodyRate
         configuration.maxPendingBytes = maxPendingBytes
     }
 }

@@ -171,7 +171,7 @@ extension HTTP1ConnectionHandler {
             case .needMore:
                 inputStart = input.count
                 current = request
-                state.bodyProgressed(now: now)
+                state.bodyProgressed(now: now, received: request.body.count)
                 syncDeadline()
                 return false
             case .invalid(let error):
@@ -187,7 +187,7 @@ extension HTTP1ConnectionHandler {
             request.remainingLength -= take
             if request.remainingLength > 0 {
                 current = request
-                state.bodyProgressed(now: now)
+                state.bodyProgressed(now: now, received: request.body.count)
                 syncDeadline()
                 return false
             }

@@ -9,7 +9,7 @@ struct HTTP1ConnectionState: Sendable {
         case idle
         /// Some of a request head has arrived (header read timeout: slowloris).
         case readingHead
-        /// Reading a request body (idle timeout between pieces).
+        /// Reading a request body (idle timeout between pieces, and the minimum rate).
         case readingBody
         /// The request is with its handler (no deadline: handlers may take their time).
         case responding
@@ -22,6 +22,19 @@ struct HTTP1ConnectionState: Sendable {
         var headerRead: Duration
         var idle: Duration
         var heartbeat: Duration
+        /// Bytes per second a request body must average once past its first `headerRead` of
+        /// grace; 0 for no minimum (only the idle timeout between pieces).
+        var minBodyRate: Int = 0
+
+        /// When a body begun at `start` with `received` bytes so far must be complete, given
+        /// that its last piece came at `now`: within the idle timeout of that piece, and —
+        /// with a minimum rate — by `start` + grace + what the rate allows for `received`.
+        func bodyDeadline(start: LoopInstant, received: Int, now: LoopInstant) -> LoopInstant {
+            let betweenPieces = now.advanced(by: idle)
+            guard minBodyRate > 0 else { return betweenPieces }
+            let allowed = headerRead + .milliseconds(Int64(received) * 1000 / Int64(minBodyRate))
+            return min(betweenPieces, start.advanced(by: allowed))
+        }
     }
 
     enum DeadlineAction: Sendable, Equatable {
@@ -43,6 +56,8 @@ struct HTTP1ConnectionState: Sendable {
 
     let timeouts: Timeouts
     private(set) var phase = Phase.idle
+    /// When the body being read began.
+    private var bodyStart: LoopInstant?
     private(set) var deadline: LoopInstant?
     private(set) var isQuiescing = false
 
@@ -60,12 +75,15 @@ struct HTTP1ConnectionState: Sendable {
 
     mutating func headComplete(now: LoopInstant, expectsBody: Bool) {
         phase = expectsBody ? .readingBody : .responding
-        deadline = expectsBody ? now.advanced(by: timeouts.idle) : nil
+        bodyStart = expectsBody ? now : nil
+        deadline = expectsBody ? timeouts.bodyDeadline(start: now, received: 0, now: now) : nil
     }
 
-    mutating func bodyProgressed(now: LoopInstant) {
+    /// `received` bytes of the body have arrived in all (a trickle keeps it open only at the
+    /// minimum rate: 1 byte every 5 s no longer holds a connection for minutes).
+    mutating func bodyProgressed(now: LoopInstant, received: Int) {
         guard phase == .readingBody else { return }
-        deadline = now.advanced(by: timeouts.idle)
+        deadline = timeouts.bodyDeadline(start: bodyStart ?? now, received: received, now: now)
     }
 
     mutating func bodyComplete() {

@@ -55,6 +55,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
             idleTimeout: core.timeouts.idle, heartbeatInterval: core.timeouts.heartbeat, now: connection.loop.now)
         requestDeadlines = HTTP2RequestDeadlines(
             headerTimeout: core.timeouts.headerRead, bodyTimeout: core.timeouts.idle, now: connection.loop.now)
+        requestDeadlines.minBodyRate = core.timeouts.minBodyRate
     }
 
     static func sessionConfiguration(_ configuration: HTTPServerConfiguration) -> HTTP2Configuration {

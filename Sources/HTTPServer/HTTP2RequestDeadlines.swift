@@ -25,6 +25,8 @@ struct HTTP2RequestDeadlines: Sendable {
         var deadline: LoopInstant
         var headersComplete: Bool
         var bodyBytes: Int
+        /// When its headers completed (its body began).
+        var bodyStart: LoopInstant?
     }
 
     /// What passed deadlines call for, most severe first.
@@ -40,6 +42,8 @@ struct HTTP2RequestDeadlines: Sendable {
 
     let headerTimeout: Duration
     let bodyTimeout: Duration
+    /// Bytes per second a body must average after the header timeout's grace (0: no minimum).
+    var minBodyRate = 0
     private(set) var arrivals: [HTTP2StreamID: Arrival] = [:]
     private(set) var prefaceDeadline: LoopInstant?
     private(set) var closeDeadline: LoopInstant?
@@ -62,15 +66,22 @@ struct HTTP2RequestDeadlines: Sendable {
             {
                 next[request.stream] = known
             } else {
-                let timeout = request.headersComplete ? bodyTimeout : headerTimeout
-                let deadline: LoopInstant
-                if let known = arrivals[request.stream], !request.headersComplete {
-                    deadline = known.deadline  // the header block's deadline runs from its start
+                let known = arrivals[request.stream]
+                let arrival: Arrival
+                if !request.headersComplete {
+                    // The header block's deadline runs from its first frame.
+                    arrival = Arrival(
+                        deadline: known?.deadline ?? now.advanced(by: headerTimeout), headersComplete: false,
+                        bodyBytes: request.bodyBytes)
                 } else {
-                    deadline = now.advanced(by: timeout)
+                    let start = known?.bodyStart ?? now
+                    let timeouts = HTTP1ConnectionState.Timeouts(
+                        headerRead: headerTimeout, idle: bodyTimeout, heartbeat: .zero, minBodyRate: minBodyRate)
+                    arrival = Arrival(
+                        deadline: timeouts.bodyDeadline(start: start, received: request.bodyBytes, now: now),
+                        headersComplete: true, bodyBytes: request.bodyBytes, bodyStart: start)
                 }
-                next[request.stream] = Arrival(
-                    deadline: deadline, headersComplete: request.headersComplete, bodyBytes: request.bodyBytes)
+                next[request.stream] = arrival
             }
         }
         arrivals = next

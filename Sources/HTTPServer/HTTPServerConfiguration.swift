@@ -24,6 +24,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var headerReadTimeout: Duration
     /// Time an idle keep-alive connection stays open; also the longest pause inside a body.
     public var idleTimeout: Duration
+    /// Bytes per second a request body must average after a grace of ``headerReadTimeout``
+    /// (408 on HTTP/1.1, the stream reset on HTTP/2); 0 for no minimum. At 1024, a 1 MiB body may
+    /// take about 17 minutes; one byte every few seconds is cut off after the grace.
+    public var minBodyBytesPerSecond: Int = 1024
     /// Interval of `: keep-alive` comments on otherwise quiet event streams.
     public var heartbeatInterval: Duration
     /// Unsent bytes per connection; an event stream over it is dropped as a slow subscriber.

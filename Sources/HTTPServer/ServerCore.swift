@@ -30,7 +30,7 @@ final class ServerCore: Sendable {
         dateCaches = (0..<max(configuration.loopCount, 1)).map { _ in DateCache() }
         timeouts = HTTP1ConnectionState.Timeouts(
             headerRead: configuration.headerReadTimeout, idle: configuration.idleTimeout,
-            heartbeat: configuration.heartbeatInterval)
+            heartbeat: configuration.heartbeatInterval, minBodyRate: configuration.minBodyBytesPerSecond)
     }
 
     /// Routes a complete request from any protocol; `channel` receives the answer.

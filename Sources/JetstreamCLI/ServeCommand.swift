@@ -78,6 +78,11 @@ struct ServeCommand: AsyncParsableCommand {
     var headerTimeout = EnvironmentDefault.value("JETSTREAM_HEADER_TIMEOUT", 10.0)
     @Option(help: "Seconds an idle keep-alive connection stays open. [JETSTREAM_IDLE_TIMEOUT]")
     var idleTimeout = EnvironmentDefault.value("JETSTREAM_IDLE_TIMEOUT", 60.0)
+    @Option(
+        help:
+            "Bytes per second a request body must average after --header-timeout of grace; 0: no minimum. [JETSTREAM_MIN_BODY_RATE]"
+    )
+    var minBodyRate = EnvironmentDefault.value("JETSTREAM_MIN_BODY_RATE", 1024)
     @Option(help: "Unsent bytes per SSE stream before the subscriber is dropped. [JETSTREAM_MAX_PENDING_BYTES]")
     var maxPendingBytes = EnvironmentDefault.value("JETSTREAM_MAX_PENDING_BYTES", 1 << 20)
     @Option(help: "Seconds in-flight work may take on shutdown. [JETSTREAM_GRACE_PERIOD]")
@@ -111,6 +116,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard drainDelay >= 0 else { throw ValidationError("--drain-delay must be ≥ 0") }
         guard gracePeriod >= 0 else { throw ValidationError("--grace-period must be ≥ 0") }
         guard idempotencyTTL > 0 else { throw ValidationError("--idempotency-ttl must be positive") }
+        guard minBodyRate >= 0 else { throw ValidationError("--min-body-rate must be ≥ 0") }
         guard (1...64).contains(databaseWriters) else { throw ValidationError("--database-writers must be 1…64") }
         guard databasePollInterval > 0 else { throw ValidationError("--database-poll-interval must be positive") }
         try validateConfigFile()
@@ -190,6 +196,7 @@ struct ServeCommand: AsyncParsableCommand {
         limits.maxPendingBytes = maxPendingBytes
         limits.headerTimeout = .seconds(headerTimeout)
         limits.idleTimeout = .seconds(idleTimeout)
+        limits.minBodyRate = minBodyRate
         limits.maxStreams = accessOptions.maxStreams
         limits.maxStreamsPerClient = accessOptions.maxStreamsPerClient
         return limits

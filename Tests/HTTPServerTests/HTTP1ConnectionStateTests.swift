@@ -35,12 +35,43 @@ import Testing
         state.headStarted(now: start)
         state.headComplete(now: at(1), expectsBody: true)
         #expect(state.phase == .readingBody)
-        state.bodyProgressed(now: at(50))
+        state.bodyProgressed(now: at(50), received: 100)
         #expect(state.deadline == at(110))
         state.bodyComplete()
         #expect(state.phase == .responding)
         #expect(state.deadline == nil)
         #expect(state.deadlinePassed(now: at(1000)) == .none)
+    }
+
+    @Test func aBodyBelowTheMinimumRateTimesOutAfterTheGrace() {
+        var withRate = timeouts
+        withRate.minBodyRate = 1000  // bytes per second, after 10 s of grace
+        var state = HTTP1ConnectionState(timeouts: withRate, now: start)
+        state.headStarted(now: start)
+        state.headComplete(now: at(1), expectsBody: true)
+        #expect(state.deadline == at(11))
+        // One byte every 5 s: each piece comes well inside the idle timeout, yet the body may
+        // only take 10 s + 1 ms per byte.
+        state.bodyProgressed(now: at(6), received: 1)
+        state.bodyProgressed(now: at(11), received: 2)
+        #expect(state.deadline == at(11).advanced(by: .milliseconds(2)))
+        #expect(state.deadlinePassed(now: at(11).advanced(by: .milliseconds(2))) == .requestTimeout)
+    }
+
+    @Test func aBodyAtTheMinimumRateIsGivenTheTimeItNeeds() {
+        var withRate = timeouts
+        withRate.minBodyRate = 1000
+        var state = HTTP1ConnectionState(timeouts: withRate, now: start)
+        state.headStarted(now: start)
+        state.headComplete(now: at(0), expectsBody: true)
+        // 100 KB in 100 s (exactly the rate): the deadline stays ahead of every piece.
+        for second in stride(from: 10, through: 100, by: 10) {
+            state.bodyProgressed(now: at(second), received: second * 1000)
+            #expect(state.deadline == at(second + 10))
+        }
+        // A pause longer than the idle timeout still ends it, whatever the rate allows.
+        state.bodyProgressed(now: at(100), received: 10_000_000)
+        #expect(state.deadline == at(160))
     }
 
     @Test func keepAliveReturnsToIdleAndCloseEnds() {

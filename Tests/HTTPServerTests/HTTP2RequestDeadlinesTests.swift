@@ -65,3 +65,16 @@ import Testing
         #expect(deadlines.expired(now: at(110)) == .close)
     }
 }
+
+extension HTTP2RequestDeadlinesTests {
+    @Test func aTricklingBodyIsResetOnceBelowTheMinimumRate() {
+        var deadlines = makeDeadlines()
+        deadlines.minBodyRate = 1000
+        deadlines.track([arriving(1, headers: true)], prefaceDone: true, now: at(0))
+        #expect(deadlines.deadline == at(10))
+        deadlines.track([arriving(1, headers: true, body: 1)], prefaceDone: true, now: at(5))
+        deadlines.track([arriving(1, headers: true, body: 2)], prefaceDone: true, now: at(9))
+        #expect(deadlines.deadline == at(10.002))
+        #expect(deadlines.expired(now: at(10.002)) == .resetStreams([HTTP2StreamID(1)]))
+    }
+}

@@ -20,6 +20,8 @@ struct HTTPTestServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("header-timeout"), help: "Seconds to receive a request head.") var headerTimeout = 10.0
     @Option(name: .customLong("idle-timeout"), help: "Seconds an idle keep-alive connection stays open.")
     var idleTimeout = 60.0
+    @Option(name: .customLong("min-body-rate"), help: "Bytes per second a body must average after the header timeout.")
+    var minBodyRate = 1024
     @Option(name: .customLong("heartbeat-interval"), help: "Seconds between SSE heartbeat comments.")
     var heartbeatInterval = 15.0
     @Option(name: .customLong("max-pending-bytes"), help: "Unsent bytes per connection before a stream is dropped.")
@@ -40,6 +42,7 @@ struct HTTPTestServerCommand: AsyncParsableCommand {
         configuration.maxBodyBytes = maxBody
         configuration.headerReadTimeout = .seconds(headerTimeout)
         configuration.idleTimeout = .seconds(idleTimeout)
+        configuration.minBodyBytesPerSecond = minBodyRate
         configuration.heartbeatInterval = .seconds(heartbeatInterval)
         configuration.maxPendingBytes = maxPendingBytes
         configuration.gracePeriod = .seconds(gracePeriod)
