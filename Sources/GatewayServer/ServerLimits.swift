@@ -37,6 +37,8 @@ public struct ServerLimits: Sendable, Hashable {
     public var idleTimeout: Duration = .seconds(60)
     /// Bytes per second a request body must average after a grace of ``headerTimeout``; 0: none.
     public var minBodyRate = 1024
+    /// Open connections at most (0: only the descriptor limit).
+    public var maxConnections = 0
 
     public init() {}
 
@@ -54,6 +56,7 @@ public struct ServerLimits: Sendable, Hashable {
         configuration.headerReadTimeout = headerTimeout
         configuration.idleTimeout = idleTimeout
         configuration.minBodyBytesPerSecond = minBodyRate
+        configuration.maxConnections = maxConnections
         configuration.maxPendingBytes = maxPendingBytes
     }
 }

@@ -39,9 +39,10 @@ public final class HTTPServer: Service, Sendable {
     init(core: ServerCore) {
         configuration = core.configuration
         self.core = core
-        let socketConfiguration = SocketServerConfiguration(
+        var socketConfiguration = SocketServerConfiguration(
             addresses: core.configuration.addresses, loopCount: core.configuration.loopCount,
             maxPendingBytes: core.configuration.maxPendingBytes)
+        socketConfiguration.maxConnections = core.configuration.maxConnections
         sockets = SocketServer(configuration: socketConfiguration, logger: core.logger) { connection in
             HTTP1ConnectionHandler(connection: connection, core: core)
         }

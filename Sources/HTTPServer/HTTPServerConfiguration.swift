@@ -32,6 +32,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var heartbeatInterval: Duration
     /// Unsent bytes per connection; an event stream over it is dropped as a slow subscriber.
     public var maxPendingBytes: Int
+    /// Open connections at most; one beyond it is closed as it is accepted. 0: only the
+    /// descriptor limit bounds them.
+    public var maxConnections: Int = 0
     /// The last event written to a stream dropped as a slow subscriber, past the cap (once), before
     /// the stream ends and the connection closes (once written, or after the linger timeout if
     /// the peer never reads it). It carries no `id`, so the client's `Last-Event-ID` stays the

@@ -14,7 +14,7 @@ extension ServeCommand {
             ("resume-buffer", resumeBuffer), ("snapshot-interval", snapshotInterval), ("loops", loops),
             ("max-body-bytes", maxBodyBytes), ("max-header-bytes", maxHeaderBytes), ("max-fragments", maxFragments),
             ("max-objects", maxObjects), ("header-timeout", headerTimeout), ("idle-timeout", idleTimeout),
-            ("min-body-rate", minBodyRate),
+            ("min-body-rate", minBodyRate), ("max-connections", effectiveMaxConnections),
             ("max-pending-bytes", maxPendingBytes), ("grace-period", gracePeriod), ("drain-delay", drainDelay),
             ("idempotency-ttl", idempotencyTTL), ("access-log", accessLog), ("log-format", logFormat),
             ("log-level", logLevel),

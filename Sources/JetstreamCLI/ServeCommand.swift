@@ -83,6 +83,14 @@ struct ServeCommand: AsyncParsableCommand {
             "Bytes per second a request body must average after --header-timeout of grace; 0: no minimum. [JETSTREAM_MIN_BODY_RATE]"
     )
     var minBodyRate = EnvironmentDefault.value("JETSTREAM_MIN_BODY_RATE", 1024)
+    @Option(
+        help:
+            "Open connections at most; one beyond is closed as it is accepted. Default: --max-streams + 1024; 0: only the open-file limit. [JETSTREAM_MAX_CONNECTIONS]"
+    )
+    var maxConnections = EnvironmentDefault.value("JETSTREAM_MAX_CONNECTIONS", -1)
+    /// `--max-connections`, or --max-streams + 1024 when not given (room for every stream and
+    /// for ordinary requests beside them).
+    var effectiveMaxConnections: Int { maxConnections < 0 ? accessOptions.maxStreams + 1024 : maxConnections }
     @Option(help: "Unsent bytes per SSE stream before the subscriber is dropped. [JETSTREAM_MAX_PENDING_BYTES]")
     var maxPendingBytes = EnvironmentDefault.value("JETSTREAM_MAX_PENDING_BYTES", 1 << 20)
     @Option(help: "Seconds in-flight work may take on shutdown. [JETSTREAM_GRACE_PERIOD]")
@@ -117,6 +125,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard gracePeriod >= 0 else { throw ValidationError("--grace-period must be ≥ 0") }
         guard idempotencyTTL > 0 else { throw ValidationError("--idempotency-ttl must be positive") }
         guard minBodyRate >= 0 else { throw ValidationError("--min-body-rate must be ≥ 0") }
+        guard maxConnections >= -1 else { throw ValidationError("--max-connections must be ≥ 0") }
         guard (1...64).contains(databaseWriters) else { throw ValidationError("--database-writers must be 1…64") }
         guard databasePollInterval > 0 else { throw ValidationError("--database-poll-interval must be positive") }
         try validateConfigFile()
@@ -197,6 +206,7 @@ struct ServeCommand: AsyncParsableCommand {
         limits.headerTimeout = .seconds(headerTimeout)
         limits.idleTimeout = .seconds(idleTimeout)
         limits.minBodyRate = minBodyRate
+        limits.maxConnections = effectiveMaxConnections
         limits.maxStreams = accessOptions.maxStreams
         limits.maxStreamsPerClient = accessOptions.maxStreamsPerClient
         return limits

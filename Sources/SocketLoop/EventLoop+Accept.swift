@@ -45,6 +45,12 @@ extension EventLoop {
                 }
             }
             if descriptor >= 0 {
+                if maxConnections > 0, connectionCount.load(ordering: .relaxed) >= maxConnections {
+                    // At the configured bound: refuse by closing at once, before any byte is read.
+                    CLinuxIO.close(descriptor)
+                    connectionsOverBound += 1
+                    continue
+                }
                 adopt(descriptor, peer: peer)
                 continue
             }

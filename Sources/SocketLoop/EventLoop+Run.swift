@@ -108,6 +108,13 @@ extension EventLoop {
 
     private func tick() {
         nextTick = now.advanced(by: Self.tickInterval)
+        if connectionsOverBound > 0 {
+            logger.warning(
+                "connection bound reached: new connections closed",
+                metadata: ["shed": "\(connectionsOverBound)", "bound": "\(maxConnections)", "loop": "\(index)"])
+            shedConnectionsTotal.add(connectionsOverBound, ordering: .relaxed)
+            connectionsOverBound = 0
+        }
         if shedConnections > 0 || pausedListeners > 0 {
             logger.warning(
                 "out of file descriptors: connections shed, listener paused",

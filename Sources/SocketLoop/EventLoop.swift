@@ -46,6 +46,12 @@ public final class EventLoop: @unchecked Sendable {
     var iterationWaitMilliseconds: UInt64 = 1000
     var shedConnections = 0
     var pausedListeners = 0
+    /// Connections this loop holds at most (0: no bound but the descriptor limit); beyond it a new
+    /// connection is accepted and closed at once (shed, counted and logged like the descriptor
+    /// limit's). Set before the loop runs.
+    var maxConnections = 0
+    /// Connections closed at the bound since the last tick (logged once per tick).
+    var connectionsOverBound = 0
 
     /// Work queued from other threads: `urgent` runs ahead of `normal` (see ``executeUrgently(_:)``).
     private struct Inbox {

@@ -68,6 +68,11 @@ public final class SocketServer: Sendable {
                     lingerTimeout: configuration.lingerTimeout,
                     logger: logger, makeHandler: makeHandler))
         }
+        if configuration.maxConnections > 0 {
+            // Each loop takes its share (rounded up): the kernel spreads accepts over the loops.
+            let share = (configuration.maxConnections + count - 1) / count
+            for loop in loops { loop.maxConnections = share }
+        }
         var perLoop = [[(Int32, Bool)]](repeating: [], count: count)
         var ports: [Int] = []
         var shared: [Int32] = []

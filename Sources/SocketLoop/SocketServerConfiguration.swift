@@ -16,6 +16,9 @@ public struct SocketServerConfiguration: Sendable {
     public var maxPendingBytes: Int
     /// How long a closing connection drains the peer's input after our last response; default 2 s.
     public var lingerTimeout: Duration
+    /// Open connections at most, over all loops (each loop takes its share); a connection beyond it
+    /// is closed as it is accepted. 0: only the descriptor limit bounds them.
+    public var maxConnections = 0
 
     public init(
         addresses: [ListenAddress], loopCount: Int = SocketServerConfiguration.coreCount,

@@ -22,6 +22,8 @@ struct HTTPTestServerCommand: AsyncParsableCommand {
     var idleTimeout = 60.0
     @Option(name: .customLong("min-body-rate"), help: "Bytes per second a body must average after the header timeout.")
     var minBodyRate = 1024
+    @Option(name: .customLong("max-connections"), help: "Open connections at most (0: no bound).")
+    var maxConnections = 0
     @Option(name: .customLong("heartbeat-interval"), help: "Seconds between SSE heartbeat comments.")
     var heartbeatInterval = 15.0
     @Option(name: .customLong("max-pending-bytes"), help: "Unsent bytes per connection before a stream is dropped.")
@@ -43,6 +45,7 @@ struct HTTPTestServerCommand: AsyncParsableCommand {
         configuration.headerReadTimeout = .seconds(headerTimeout)
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.minBodyBytesPerSecond = minBodyRate
+        configuration.maxConnections = maxConnections
         configuration.heartbeatInterval = .seconds(heartbeatInterval)
         configuration.maxPendingBytes = maxPendingBytes
         configuration.gracePeriod = .seconds(gracePeriod)
