@@ -278,7 +278,7 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "GatewayServer", "ScopeEngine", "JetstreamModel", "HTTPServer", "Store", "TestSupport",
+                "Gateway", "GatewayServer", "ScopeEngine", "JetstreamModel", "HTTPServer", "Store", "TestSupport", "SocketLoop",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -4,6 +4,8 @@ import HTTPServer
 import HTTPTypes
 import JetstreamModel
 import ScopeEngine
+import SocketLoop
+import Synchronization
 
 extension Gateway {
     func addScopeRoutes(to router: inout Router) {
@@ -125,23 +127,55 @@ extension Gateway {
 extension Gateway {
     static let compression = CompressionPolicy()
 
-    /// A scope's state as a `200`. When the client takes gzip and the state is worth compressing,
-    /// the body is the state's gzip made once per version (kept with the encoded state), not one
-    /// compression per request; other codings are left to the server's response compression.
+    /// A scope's state as a `200`, its body shared: the JSON (and, for clients that take gzip, its
+    /// gzip) is made once per version and written to every connection by reference, so many
+    /// clients reading — or not reading — a large state hold one copy of it. A client that takes
+    /// only another coding gets the state compressed by the server's response compression.
     static func stateResponse(_ state: EncodedState, for request: HTTPServerRequest) -> HTTPServerResponse {
-        var response = json(state.json, version: state.version)
+        var response = json([], version: state.version)
+        let bodies = state.derived { StateBodies(json: $0) }
         let acceptEncoding = request.headerFields[values: .acceptEncoding]
-        guard !acceptEncoding.isEmpty,
-            compression.coding(
+        let coding =
+            acceptEncoding.isEmpty
+            ? nil
+            : compression.coding(
                 acceptEncoding: acceptEncoding.joined(separator: ", "), contentType: "application/json",
-                contentEncoding: nil, bodySize: state.json.count) == .gzip,
-            case let gzip = state.derived({ json in (try? OneShot.compress(json, coding: .gzip)) ?? [] }),
-            !gzip.isEmpty, gzip.count < state.json.count
-        else { return response }
-        response.body = gzip
-        response.head.headerFields[.contentEncoding] = ContentCoding.gzip.headerValue
-        response.head.headerFields.append(HTTPField(name: .vary, value: "Accept-Encoding"))
+                contentEncoding: nil, bodySize: state.json.count)
+        switch coding {
+        case nil:
+            response.sharedBody = bodies.identity
+        case .gzip:
+            if let gzip = bodies.gzip(of: state.json) {
+                response.sharedBody = gzip
+                response.head.headerFields[.contentEncoding] = ContentCoding.gzip.headerValue
+            } else {
+                response.sharedBody = bodies.identity
+            }
+            response.head.headerFields.append(HTTPField(name: .vary, value: "Accept-Encoding"))
+        case .some:
+            response.body = state.json
+        }
         return response
+    }
+}
+
+/// A scope state's bodies as sent, made at most once per version and kept with it
+/// (``ScopeEngine/EncodedState/derived(_:)``): the JSON as one shared buffer, and its gzip on first
+/// demand (nil when it does not make the state smaller).
+final class StateBodies: Sendable {
+    let identity: SharedBytes
+    private let gzipped = Mutex<SharedBytes??>(nil)
+
+    init(json: [UInt8]) {
+        identity = SharedBytes(json)
+    }
+
+    func gzip(of json: [UInt8]) -> SharedBytes? {
+        if let made = gzipped.withLock({ $0 }) { return made }
+        let compressed = (try? OneShot.compress(json, coding: .gzip)).flatMap { $0.count < json.count ? $0 : nil }
+        let made = compressed.map { SharedBytes($0) }
+        gzipped.withLock { $0 = .some(made) }
+        return made
     }
 }
 

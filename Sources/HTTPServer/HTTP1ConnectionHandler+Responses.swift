@@ -18,10 +18,16 @@ extension HTTP1ConnectionHandler {
             status: status, reason: Self.reason(response.head.status),
             headers: headerLines(
                 response.head.headerFields, keepAlive: request.keepAlive, version: request.head.version,
-                contentLength: bodyAllowed ? response.body.count : nil),
+                contentLength: bodyAllowed ? response.bodyCount : nil),
             into: &head)
-        let includeBody = bodyAllowed && !request.isHead && !response.body.isEmpty
-        connection.write(ByteSlice(SharedBytes(parts: includeBody ? [head, response.body] : [head])))
+        let includeBody = bodyAllowed && !request.isHead && response.bodyCount > 0
+        if let shared = response.sharedBody {
+            // Written by reference: the one shared copy, not one per connection.
+            connection.write(ByteSlice(SharedBytes(head)))
+            if includeBody { connection.write(ByteSlice(shared)) }
+        } else {
+            connection.write(ByteSlice(SharedBytes(parts: includeBody ? [head, response.body] : [head])))
+        }
         finishResponse(keepAlive: request.keepAlive)
     }
 

@@ -284,8 +284,12 @@ extension HTTP2ConnectionHandler {
         var response = response
         ResponseFinalizer.finalize(&response, for: request.request, core: core, date: date)
         let status = response.head.status.code
-        if (100...199).contains(status) || status == 204 || status == 304 { response.body = [] }
-        session.respond(to: request.stream, with: response.head, body: response.body)
+        if (100...199).contains(status) || status == 204 || status == 304 {
+            response.body = []
+            response.sharedBody = nil
+        }
+        // nghttp2 takes its own copy of a body either way.
+        session.respond(to: request.stream, with: response.head, body: response.sharedBody?.array ?? response.body)
         flush()
     }
 

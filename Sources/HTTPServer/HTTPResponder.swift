@@ -39,7 +39,7 @@ public final class HTTPResponder: Sendable {
             let channel = self.channel
             let requestID = self.requestID
             let response = renderError(.internalServerError, "the handler did not respond")
-            onAnswer?(response.status, response.body.count, false)
+            onAnswer?(response.status, response.bodyCount, false)
             loop.execute { channel.deliver(response, for: requestID) }
         }
     }
@@ -53,7 +53,7 @@ public final class HTTPResponder: Sendable {
     @discardableResult
     public func respond(_ response: HTTPServerResponse) -> Bool {
         guard claim() else { return false }
-        onAnswer?(response.status, response.body.count, false)
+        onAnswer?(response.status, response.bodyCount, false)
         let channel = self.channel
         let requestID = self.requestID
         if loop.inEventLoop {

@@ -1,4 +1,5 @@
 import HTTPTypes
+import SocketLoop
 
 /// A complete response: the swift-http-types head and the body. The engine adds the framing
 /// (`Content-Length`, `Connection`) and `Date`; see `ResponseFinalizer`.
@@ -10,6 +11,16 @@ import HTTPTypes
 public struct HTTPServerResponse: Sendable {
     public var head: HTTPResponse
     public var body: [UInt8]
+    /// A body made once and shared by every response that sends it (a scope's encoded state):
+    /// when set, it is the body and ``body`` is ignored. HTTP/1.1 writes it to each connection
+    /// without copying it, so a thousand clients that do not read a large state cost one copy of
+    /// it, not a thousand. The engine does not compress it (make it compressed if it should be).
+    ///
+    /// ```swift
+    /// var response = HTTPServerResponse.json([])
+    /// response.sharedBody = cachedState      // a SharedBytes kept with the state's version
+    /// ```
+    public var sharedBody: SharedBytes?
     /// Whether this is ``deferred``: the handler answers later through its responder.
     public private(set) var isDeferred = false
 
@@ -19,6 +30,9 @@ public struct HTTPServerResponse: Sendable {
     }
 
     public var status: HTTPResponse.Status { head.status }
+
+    /// The size of the body that is sent (``sharedBody`` when set).
+    public var bodyCount: Int { sharedBody?.count ?? body.count }
 
     /// A `text/plain; charset=utf-8` response.
     public static func text(_ text: String, status: HTTPResponse.Status = .ok) -> HTTPServerResponse {

@@ -22,7 +22,8 @@ enum ResponseCompression {
     /// body is of a kind that could be compressed, so caches keep the variants apart.
     static func apply(to response: inout HTTPServerResponse, for request: HTTPServerRequest) {
         let status = response.head.status.code
-        guard !response.body.isEmpty, (200...599).contains(status), status != 204, status != 304,
+        guard response.sharedBody == nil, !response.body.isEmpty, (200...599).contains(status), status != 204,
+            status != 304,
             !response.head.headerFields.contains(.contentRange)
         else { return }
         let contentType = response.head.headerFields[.contentType]

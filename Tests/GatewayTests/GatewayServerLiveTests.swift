@@ -3,8 +3,11 @@ import GatewayServer
 import JetstreamModel
 import Logging
 import ScopeEngine
+import SocketLoop
 import TestSupport
 import Testing
+
+@testable import Gateway
 
 /// A real gateway, assembled by ``GatewayServer`` in-process on an ephemeral loopback port and
 /// driven over real sockets: the same builder `jetstream serve` uses.
@@ -121,8 +124,11 @@ struct GatewayServerLiveTests {
             #expect(first.contains("Content-Encoding: gzip"))
             #expect(first.contains("Vary: Accept-Encoding"))
             let state = server.engine.handle(named: "demo")!.encodedState()
-            let cached = state.derived { _ in [UInt8]() }  // the kept gzip, not this closure's result
-            #expect(!cached.isEmpty && cached.count < state.json.count)
+            // The kept bodies (not this closure's result): the JSON once, and its gzip made once.
+            let bodies = state.derived { _ in StateBodies(json: []) }
+            #expect(bodies.identity.count == state.json.count)
+            let gzip = try #require(bodies.gzip(of: []))  // made already: the argument is not used
+            #expect(gzip.count < state.json.count)
             #expect(first.split(separator: "\r\n\r\n").last == second.split(separator: "\r\n\r\n").last)
             let plain = try await Self.request(server, "GET", "/v1/scopes/demo")
             #expect(!plain.contains("Content-Encoding"))
