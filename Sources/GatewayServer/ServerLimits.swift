@@ -39,6 +39,8 @@ public struct ServerLimits: Sendable, Hashable {
     public var minBodyRate = 1024
     /// Open connections at most (0: only the descriptor limit).
     public var maxConnections = 0
+    /// Request body bytes all connections may hold at once while bodies arrive (0: no bound).
+    public var maxBufferedBodyBytes = 256 << 20
 
     public init() {}
 
@@ -57,6 +59,7 @@ public struct ServerLimits: Sendable, Hashable {
         configuration.idleTimeout = idleTimeout
         configuration.minBodyBytesPerSecond = minBodyRate
         configuration.maxConnections = maxConnections
+        configuration.maxBufferedBodyBytes = maxBufferedBodyBytes
         configuration.maxPendingBytes = maxPendingBytes
     }
 }

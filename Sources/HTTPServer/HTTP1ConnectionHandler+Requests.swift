@@ -167,6 +167,7 @@ extension HTTP1ConnectionHandler {
                 decoder.decode(UnsafeRawBufferPointer(rebasing: $0[start...]), into: &request.body)
             }
             request.decoder = decoder
+            guard chargeBody(count: request.body.count) else { return false }
             switch result {
             case .needMore:
                 inputStart = input.count
@@ -185,6 +186,7 @@ extension HTTP1ConnectionHandler {
             request.body.append(contentsOf: input[inputStart..<inputStart + take])
             inputStart += take
             request.remainingLength -= take
+            guard chargeBody(count: request.body.count) else { return false }
             if request.remainingLength > 0 {
                 current = request
                 state.bodyProgressed(now: now, received: request.body.count)
@@ -199,8 +201,32 @@ extension HTTP1ConnectionHandler {
         return true
     }
 
+    /// Charges the body bytes buffered so far to the server-wide budget
+    /// (``HTTPServerConfiguration/maxBufferedBodyBytes``); false after refusing the request with
+    /// 503 when the budget is spent — many connections sending bodies at once cannot grow the
+    /// server without bound.
+    private func chargeBody(count: Int) -> Bool {
+        let grown = count - chargedBodyBytes
+        guard grown > 0 else { return true }
+        guard core.reserveBodyBytes(grown) else {
+            releaseBodyCharge()
+            reject(HTTP1ParseError(status: 503, reason: "too many request bodies are being received; retry shortly"))
+            return false
+        }
+        chargedBodyBytes += grown
+        return true
+    }
+
+    /// Returns this connection's share of the body budget (the body was handed out, or dropped).
+    func releaseBodyCharge() {
+        guard chargedBodyBytes > 0 else { return }
+        core.releaseBodyBytes(chargedBodyBytes)
+        chargedBodyBytes = 0
+    }
+
     /// Hands the complete current request to the router (or to HTTP/2 on `Upgrade: h2c`).
     private func dispatch() {
+        releaseBodyCharge()
         guard var pending = current else { return }
         let request = serverRequest(for: pending.head, body: pending.body)
         pending.body = []

@@ -97,6 +97,7 @@ extension HTTP1ConnectionHandler {
         state.close()
         syncDeadline()
         current = nil
+        releaseBodyCharge()
         var head: [UInt8] = []
         let rendered = core.configuration.errorResponse(HTTPResponse.Status(code: error.status), error.reason)
         let body = rendered.body

@@ -39,6 +39,9 @@ final class HTTP1ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
     /// Unconsumed input (pipelined requests) above which reading pauses while a request is answered.
     var maxBufferedInput: Int { core.configuration.maxHeaderBytes + 64 * 1024 }
 
+    /// Body bytes of the current request charged to the server-wide budget.
+    var chargedBodyBytes = 0
+
     init(connection: Connection, core: ServerCore) {
         self.connection = connection
         self.core = core
@@ -122,6 +125,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
     func connectionDidClose(_ connection: Connection) {
         state.close()
         current = nil
+        releaseBodyCharge()
         if let sink = streamSink {
             streamSink = nil
             sink.finish()

@@ -35,6 +35,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// Open connections at most; one beyond it is closed as it is accepted. 0: only the
     /// descriptor limit bounds them.
     public var maxConnections: Int = 0
+    /// Request body bytes all HTTP/1.1 connections may hold at once while bodies arrive; the
+    /// request whose bytes do not fit is answered 503 and its connection closed. 0: no bound.
+    public var maxBufferedBodyBytes: Int = 256 << 20
     /// The last event written to a stream dropped as a slow subscriber, past the cap (once), before
     /// the stream ends and the connection closes (once written, or after the linger timeout if
     /// the peer never reads it). It carries no `id`, so the client's `Last-Event-ID` stays the

@@ -11,6 +11,9 @@ final class ServerCore: Sendable {
     let router: Router
     let logger: Logger
     let stats = ServerStats()
+    /// Request body bytes buffered by all connections (HTTP/1.1), against
+    /// ``HTTPServerConfiguration/maxBufferedBodyBytes``.
+    private let bufferedBodyBytes = Atomic<Int>(0)
     let parserLimits: HTTP1ParserLimits
     let dateCaches: [DateCache]
     let timeouts: HTTP1ConnectionState.Timeouts
@@ -31,6 +34,20 @@ final class ServerCore: Sendable {
         timeouts = HTTP1ConnectionState.Timeouts(
             headerRead: configuration.headerReadTimeout, idle: configuration.idleTimeout,
             heartbeat: configuration.heartbeatInterval, minBodyRate: configuration.minBodyBytesPerSecond)
+    }
+
+    /// Takes `count` bytes from the server-wide body budget; false (nothing taken) when they do
+    /// not fit.
+    func reserveBodyBytes(_ count: Int) -> Bool {
+        let limit = configuration.maxBufferedBodyBytes
+        let total = bufferedBodyBytes.add(count, ordering: .relaxed).newValue
+        guard limit > 0, total > limit else { return true }
+        bufferedBodyBytes.subtract(count, ordering: .relaxed)
+        return false
+    }
+
+    func releaseBodyBytes(_ count: Int) {
+        bufferedBodyBytes.subtract(count, ordering: .relaxed)
     }
 
     /// Routes a complete request from any protocol; `channel` receives the answer.

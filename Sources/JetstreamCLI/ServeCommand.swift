@@ -88,6 +88,11 @@ struct ServeCommand: AsyncParsableCommand {
             "Open connections at most; one beyond is closed as it is accepted. Default: --max-streams + 1024; 0: only the open-file limit. [JETSTREAM_MAX_CONNECTIONS]"
     )
     var maxConnections = EnvironmentDefault.value("JETSTREAM_MAX_CONNECTIONS", -1)
+    @Option(
+        help:
+            "Request body bytes all connections may hold at once while bodies arrive; beyond, 503. 0: no bound. [JETSTREAM_MAX_BUFFERED_BODY_BYTES]"
+    )
+    var maxBufferedBodyBytes = EnvironmentDefault.value("JETSTREAM_MAX_BUFFERED_BODY_BYTES", 256 << 20)
     /// `--max-connections`, or --max-streams + 1024 when not given (room for every stream and
     /// for ordinary requests beside them).
     var effectiveMaxConnections: Int { maxConnections < 0 ? accessOptions.maxStreams + 1024 : maxConnections }
@@ -125,6 +130,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard gracePeriod >= 0 else { throw ValidationError("--grace-period must be ≥ 0") }
         guard idempotencyTTL > 0 else { throw ValidationError("--idempotency-ttl must be positive") }
         guard minBodyRate >= 0 else { throw ValidationError("--min-body-rate must be ≥ 0") }
+        guard maxBufferedBodyBytes >= 0 else { throw ValidationError("--max-buffered-body-bytes must be ≥ 0") }
         guard maxConnections >= -1 else { throw ValidationError("--max-connections must be ≥ 0") }
         guard (1...64).contains(databaseWriters) else { throw ValidationError("--database-writers must be 1…64") }
         guard databasePollInterval > 0 else { throw ValidationError("--database-poll-interval must be positive") }
@@ -207,6 +213,7 @@ struct ServeCommand: AsyncParsableCommand {
         limits.idleTimeout = .seconds(idleTimeout)
         limits.minBodyRate = minBodyRate
         limits.maxConnections = effectiveMaxConnections
+        limits.maxBufferedBodyBytes = maxBufferedBodyBytes
         limits.maxStreams = accessOptions.maxStreams
         limits.maxStreamsPerClient = accessOptions.maxStreamsPerClient
         return limits

@@ -24,6 +24,10 @@ struct HTTPTestServerCommand: AsyncParsableCommand {
     var minBodyRate = 1024
     @Option(name: .customLong("max-connections"), help: "Open connections at most (0: no bound).")
     var maxConnections = 0
+    @Option(
+        name: .customLong("max-buffered-body-bytes"), help: "Body bytes all connections may hold at once (0: no bound)."
+    )
+    var maxBufferedBodyBytes = 256 << 20
     @Option(name: .customLong("heartbeat-interval"), help: "Seconds between SSE heartbeat comments.")
     var heartbeatInterval = 15.0
     @Option(name: .customLong("max-pending-bytes"), help: "Unsent bytes per connection before a stream is dropped.")
@@ -46,6 +50,7 @@ struct HTTPTestServerCommand: AsyncParsableCommand {
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.minBodyBytesPerSecond = minBodyRate
         configuration.maxConnections = maxConnections
+        configuration.maxBufferedBodyBytes = maxBufferedBodyBytes
         configuration.heartbeatInterval = .seconds(heartbeatInterval)
         configuration.maxPendingBytes = maxPendingBytes
         configuration.gracePeriod = .seconds(gracePeriod)
