@@ -130,9 +130,19 @@ public struct MergePatchError: Error, Sendable, Hashable, CustomStringConvertibl
 
     public var description: String { "\(path.isEmpty ? "/" : path): \(kind.rawValue): \(message)" }
 
-    /// `name` escaped as one JSON Pointer reference token.
+    /// `name` escaped as one JSON Pointer reference token. By Unicode scalar, as RFC 6901 reads
+    /// it: a `/` or `~` followed by a combining mark is one Character to String's own methods,
+    /// which would leave it unescaped.
     static func token(_ name: String) -> String {
-        name.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+        var escaped = String.UnicodeScalarView()
+        for scalar in name.unicodeScalars {
+            switch scalar {
+            case "~": escaped.append(contentsOf: "~0".unicodeScalars)
+            case "/": escaped.append(contentsOf: "~1".unicodeScalars)
+            default: escaped.append(scalar)
+            }
+        }
+        return String(escaped)
     }
 }
 
