@@ -78,7 +78,7 @@ extension ScopeEngine {
 
     private func reload(_ name: String, replacing handle: ScopeHandle) async -> ScopeHandle? {
         do {
-            guard let recovered = try await store.recoverScope(named: name) else {
+            guard let recovered = try await store.recoverScope(named: name), !isDeleted(recovered) else {
                 return await confirmDeleted(name, handle: handle)
             }
             logger.info("scope reloaded from the shared store", metadata: ["scope": "\(name)"])
@@ -101,6 +101,7 @@ extension ScopeEngine {
             scopes[name] = nil
             return true
         }
+        tombstones.withLock { $0[name] = max($0[name] ?? 0, version) }
         guard removed else { return }
         handle.runtime.withLock { runtime in
             runtime.deleted = true
@@ -119,14 +120,23 @@ extension ScopeEngine {
         return true
     }
 
-    /// Hosts `scope` unless a handle for its name is already live (created here meanwhile).
-    func adoptIfAbsent(_ scope: RecoveredScope) throws -> ScopeHandle {
+    /// Hosts `scope` unless a handle for its name is already live (created here meanwhile), or the
+    /// copy read is of an incarnation deleted since (or being deleted here).
+    func adoptIfAbsent(_ scope: RecoveredScope) throws -> ScopeHandle? {
+        guard !isDeleted(scope) else { return nil }
         let made = try restore(scope)
         return scopes.withLock { scopes in
             if let existing = scopes[made.name] { return existing }
             scopes[made.name] = made
             return made
         }
+    }
+
+    /// Whether `scope`, as read from the store, is an incarnation deleted since it was read: its
+    /// version is not past the name's tombstone.
+    func isDeleted(_ scope: RecoveredScope) -> Bool {
+        guard let tombstone = tombstones.withLock({ $0[scope.info.name] }) else { return false }
+        return Int(scope.info.version) <= tombstone
     }
 
     /// Compares every scope of the shared store with this node's.

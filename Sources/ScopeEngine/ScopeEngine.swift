@@ -20,6 +20,10 @@ public final class ScopeEngine: Sendable {
     let store: any ChangeLogStore
     let logger: Logger
     let scopes = Mutex<[String: ScopeHandle]>([:])
+    /// Names deleted here or elsewhere, with their tombstone's version (`Int.max` while a local
+    /// delete is being made durable): a copy of the scope read from a shared store before its
+    /// deletion must not be loaded again afterwards, and nothing is loaded while it is deleted.
+    let tombstones = Mutex<[String: Int]>([:])
     private let draining = Atomic<Bool>(false)
 
     public init(configuration: ScopeEngineConfiguration, store: any ChangeLogStore, logger: Logger) {
@@ -114,6 +118,7 @@ public final class ScopeEngine: Sendable {
             return !runtime.deleted
         }
         guard wasLive else { throw .scopeNotFound(name) }
+        tombstones.withLock { $0[name] = Int.max }
         scopes.withLock { scopes in
             if scopes[name] === handle { scopes[name] = nil }
         }
@@ -122,6 +127,7 @@ public final class ScopeEngine: Sendable {
             version = try await store.deleteScope(named: name)
         } catch .scopeMissing {
             // Deleted by another writer of the store meanwhile: gone here too.
+            tombstones.withLock { $0[name] = handle.version }
             handle.runtime.withLock { runtime in
                 _ = handle.subscribers.endAll(with: .deleted(name: name, version: runtime.committed.version))
             }
@@ -131,11 +137,13 @@ public final class ScopeEngine: Sendable {
             // and its subscribers (unless a new scope took the name meanwhile, which the store
             // would have refused).
             handle.runtime.withLock { $0.deleted = false }
+            tombstones.withLock { _ = $0.removeValue(forKey: name) }
             scopes.withLock { scopes in
                 if scopes[name] == nil { scopes[name] = handle }
             }
             throw storeFailure(error)
         }
+        tombstones.withLock { $0[name] = Int(version) }
         handle.runtime.withLock { _ in
             _ = handle.subscribers.endAll(with: .deleted(name: name, version: Int(version)))
         }

@@ -127,6 +127,21 @@ import Testing
         #expect(nodes.engines[1].handle(named: "canvas-shared-gone") == nil)
     }
 
+    @Test("a copy of a scope read from the store before its deletion is never loaded again after it")
+    func aStaleCopyIsNotResurrected() async throws {
+        let nodes = try TwoNodes()
+        defer { nodes.close() }
+        _ = try await nodes.createCanvas("canvas-shared-stale")
+        // What a follower round may have read just before the delete went through.
+        let stale = try #require(try await nodes.stores[0].recoverScope(named: "canvas-shared-stale"))
+        try await nodes.engines[0].delete(name: "canvas-shared-stale")
+        #expect(try nodes.engines[0].adoptIfAbsent(stale) == nil)
+        #expect(nodes.engines[0].handle(named: "canvas-shared-stale") == nil)
+        // A new incarnation of the name continues after the tombstone and is hosted as usual.
+        let again = try await nodes.engines[0].create(name: "canvas-shared-stale", rootClassName: "Canvas")
+        #expect(again.version > stale.info.version)
+    }
+
     @Test("an idempotency key decided on one node replays on the other")
     func keysReplayOnTheOtherNode() async throws {
         let nodes = try TwoNodes()
