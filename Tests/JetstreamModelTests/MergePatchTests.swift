@@ -348,6 +348,13 @@ import Testing
         #expect(
             try Self.rejection(["shapes": [["uuid": F.ref(Self.s1), "~/": 1]]], of: Self.root, in: state)
                 == [.init("/shapes/0/~0~1", .unknownProperty)])
+        // A '/' or '~' followed by a combining mark is one Character but still two scalars to escape.
+        #expect(
+            try Self.rejection(["a/\u{301}b": 1], of: Self.s1, in: state)
+                == [.init("/a~1\u{301}b", .unknownProperty)])
+        #expect(
+            try Self.rejection(["a~\u{301}b": 1], of: Self.s1, in: state)
+                == [.init("/a~0\u{301}b", .unknownProperty)])
     }
 
     @Test("a nested uuid that is not a UUID string is refused before any change set")
