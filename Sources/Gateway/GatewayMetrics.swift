@@ -3,6 +3,7 @@ import HTTPServer
 import Metrics
 import Prometheus
 import ScopeEngine
+import Store
 import Synchronization
 
 /// The gateway's Prometheus metrics, served at `GET /metrics`: swift-metrics instruments backed
@@ -61,8 +62,8 @@ public final class GatewayMetrics: ScopeEngineObserver {
     private let sharedStore = Mutex<SharedStoreObservation?>(nil)
 
     private struct SharedStoreObservation {
-        let sample: @Sendable () -> SharedStoreSample
-        var seen = SharedStoreSample()
+        let sample: @Sendable () -> SharedStoreStatistics
+        var seen = SharedStoreStatistics()
     }
 
     private struct EngineObservation {
@@ -130,7 +131,7 @@ public final class GatewayMetrics: ScopeEngineObserver {
     }
 
     /// Reads a shared store's counters at each scrape (nodes on PostgreSQL).
-    public func observe(sharedStore sample: @escaping @Sendable () -> SharedStoreSample) {
+    public func observe(sharedStore sample: @escaping @Sendable () -> SharedStoreStatistics) {
         sharedStore.withLock { $0 = SharedStoreObservation(sample: sample) }
     }
 
@@ -234,56 +235,27 @@ public final class GatewayMetrics: ScopeEngineObserver {
 
 extension GatewayMetrics {
     private func recordSharedStore() {
-        let delta = sharedStore.withLock { observation -> (now: SharedStoreSample, since: SharedStoreSample)? in
+        let delta = sharedStore.withLock { observation -> (now: SharedStoreStatistics, since: SharedStoreStatistics)? in
             guard let sample = observation?.sample() else { return nil }
             defer { observation!.seen = sample }
             return (sample, observation!.seen)
         }
         guard let (now, since) = delta else { return }
-        for (role, count) in [("writer", now.writersUp), ("reader", now.readersUp), ("listener", now.listenerUp)] {
+        let connections = [("writer", now.writersUp), ("reader", now.readersUp), ("listener", now.listenerUp ? 1 : 0)]
+        for (role, count) in connections {
             CoreMetrics.Gauge(label: "jetstream_store_connections", dimensions: [("role", role)], factory: factory)
                 .record(count)
         }
         let counters: [(String, Int)] = [
             ("jetstream_store_batches_total", now.batches - since.batches),
-            ("jetstream_store_batch_operations_total", now.operations - since.operations),
+            ("jetstream_store_batch_operations_total", now.committedOperations - since.committedOperations),
             ("jetstream_store_failed_batches_total", now.failedBatches - since.failedBatches),
             ("jetstream_store_reconnects_total", now.reconnects - since.reconnects),
-            ("jetstream_cluster_notifications_total", now.notifications - since.notifications),
+            ("jetstream_cluster_notifications_total", now.notificationsReceived - since.notificationsReceived),
         ]
         for (label, increment) in counters {
             CoreMetrics.Counter(label: label, factory: factory).increment(by: max(0, increment))
         }
-    }
-}
-
-/// A shared store's counters as the metrics read them (cumulative; connections up by role).
-///
-/// ```swift
-/// metrics.observe(sharedStore: { SharedStoreSample(batches: store.statistics.batches, …) })
-/// ```
-public struct SharedStoreSample: Sendable {
-    public var writersUp = 0
-    public var readersUp = 0
-    public var listenerUp = 0
-    public var batches = 0
-    public var operations = 0
-    public var failedBatches = 0
-    public var reconnects = 0
-    public var notifications = 0
-
-    public init(
-        writersUp: Int = 0, readersUp: Int = 0, listenerUp: Int = 0, batches: Int = 0, operations: Int = 0,
-        failedBatches: Int = 0, reconnects: Int = 0, notifications: Int = 0
-    ) {
-        self.writersUp = writersUp
-        self.readersUp = readersUp
-        self.listenerUp = listenerUp
-        self.batches = batches
-        self.operations = operations
-        self.failedBatches = failedBatches
-        self.reconnects = reconnects
-        self.notifications = notifications
     }
 }
 

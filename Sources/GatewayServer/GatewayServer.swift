@@ -72,16 +72,9 @@ public final class GatewayServer: Sendable {
             historyLimit: configuration.historyLimit, resumeBufferSize: configuration.resumeBufferSize,
             snapshotInterval: configuration.snapshotInterval, maxHistoryPage: configuration.limits.maxHistoryPage)
         Gateway.prepare(&engineConfiguration, metrics: metrics)
-        if let shared = store as? PostgresStore {
+        if let shared = store as? any SharedChangeLogStore {
             engineConfiguration.conflictRetries = configuration.conflictRetries
-            metrics.observe(sharedStore: {
-                let statistics = shared.statistics
-                return SharedStoreSample(
-                    writersUp: statistics.writersUp, readersUp: statistics.readersUp,
-                    listenerUp: statistics.listenerUp ? 1 : 0, batches: statistics.batches,
-                    operations: statistics.committedOperations, failedBatches: statistics.failedBatches,
-                    reconnects: statistics.reconnects, notifications: statistics.notificationsReceived)
-            })
+            metrics.observe(sharedStore: { shared.statistics })
         }
         engine = ScopeEngine(configuration: engineConfiguration, store: store, logger: logger)
         let started = ContinuousClock.now

@@ -23,8 +23,10 @@ extension HTTP2ServerSession {
     /// for arriving in session.arrivingRequests where !arriving.headersComplete { … }
     /// ```
     public var arrivingRequests: [ArrivingRequest] {
-        streams.values.compactMap { state in
-            guard !state.requestDelivered, state.rejection == nil else { return nil }
+        // Kept apart from `streams`, which also holds every open response and event stream: the
+        // connection asks after each event it writes.
+        arrivingStreams.compactMap { id in
+            guard let state = streams[id], !state.requestDelivered, state.rejection == nil else { return nil }
             return ArrivingRequest(
                 stream: state.id, headersComplete: state.headersComplete, bodyBytes: state.body.count)
         }
@@ -32,6 +34,7 @@ extension HTTP2ServerSession {
 
     func beginRequest(stream: Int32) {
         streams[stream] = HTTP2StreamState(id: HTTP2StreamID(stream))
+        arrivingStreams.insert(stream)
     }
 
     /// A HEADERS frame is arriving. A client stream id must be higher than every one it used
@@ -126,6 +129,7 @@ extension HTTP2ServerSession {
     }
 
     func closeStream(_ stream: Int32, errorCode: UInt32) {
+        arrivingStreams.remove(stream)
         guard let state = streams.removeValue(forKey: stream) else { return }
         if !state.requestDelivered { bufferedRequestBytes -= state.body.count }
         if state.requestDelivered {
@@ -151,6 +155,7 @@ extension HTTP2ServerSession {
             method: method, scheme: state.scheme, authority: state.authority, path: state.path,
             headerFields: state.fields)
         state.requestDelivered = true
+        arrivingStreams.remove(state.id.rawValue)
         state.fields = HTTPFields()
         bufferedRequestBytes -= state.body.count
         let body = state.body

@@ -27,6 +27,8 @@ public final class HTTP2ServerSession {
     /// Bytes nghttp2 holds for this session, maintained by `HTTP2Allocator`.
     private let heldBytes: UnsafeMutablePointer<Int>
     var streams: [Int32: HTTP2StreamState] = [:]
+    /// Streams whose request is still arriving (begun, not handed out); see `arrivingRequests`.
+    var arrivingStreams: Set<Int32> = []
     /// The highest stream id a client HEADERS frame has used (1 after an h2c upgrade).
     var highestClientStream: Int32 = 0
     /// Whether a whole frame has arrived from the client (its connection preface is complete).

@@ -111,7 +111,7 @@ extension HTTP1ConnectionHandler {
             dispatch()
             return true
         }
-        if answeredBeforeBody(request) { return false }
+        if answeredBeforeBody(&request) { return false }
         current = request
         state.headComplete(now: now, expectsBody: true)
         syncDeadline()
@@ -124,18 +124,22 @@ extension HTTP1ConnectionHandler {
     /// A body is read only once it is wanted: an unknown route or method, or a route's own refusal
     /// (``BodyAdmission``), is answered from the head alone — no `100 Continue`, the body never
     /// read — and the connection closes after the answer (the unread body cannot be skipped safely).
-    private func answeredBeforeBody(_ request: CurrentRequest) -> Bool {
+    /// A request that may succeed keeps its parsed head and route for when its body is in.
+    private func answeredBeforeBody(_ request: inout CurrentRequest) -> Bool {
         var refused = request
         refused.keepAlive = false
         let preview = serverRequest(for: request.head, body: [])
         refused.request = preview
         current = refused
         state.headComplete(now: now, expectsBody: false)
-        if core.answerBeforeBody(preview, channel: self, requestID: requestID, connection: connection) {
+        guard let match = core.answerBeforeBody(preview, channel: self, requestID: requestID, connection: connection)
+        else {
             syncDeadline()
             return true
         }
         current = nil
+        request.request = preview
+        request.match = match
         return false
     }
 
@@ -228,12 +232,15 @@ extension HTTP1ConnectionHandler {
     private func dispatch() {
         releaseBodyCharge()
         guard var pending = current else { return }
-        let request = serverRequest(for: pending.head, body: pending.body)
+        // Parsed and routed before the body when it has one (`answeredBeforeBody`).
+        let request =
+            pending.request.map { HTTPServerRequest(head: $0.head, body: pending.body, version: $0.version) }
+            ?? serverRequest(for: pending.head, body: pending.body)
         pending.body = []
         pending.request = request
         current = pending
         if core.http2 != nil, upgradeToHTTP2(request) { return }
-        core.handle(request, channel: self, requestID: requestID, connection: connection)
+        core.handle(request, channel: self, requestID: requestID, connection: connection, match: pending.match)
     }
 
     private func upgradeToHTTP2(_ request: HTTPServerRequest) -> Bool {

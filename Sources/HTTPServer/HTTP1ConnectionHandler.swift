@@ -34,6 +34,8 @@ final class HTTP1ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
         var keepAlive: Bool
         var isHead: Bool
         var request: HTTPServerRequest?
+        /// The route found for the head, when it was looked up before the body was read.
+        var match: Router.Match?
     }
 
     /// Unconsumed input (pipelined requests) above which reading pauses while a request is answered.

@@ -59,6 +59,7 @@ struct HTTP2RequestDeadlines: Sendable {
     /// (handed out, refused, closed) are forgotten.
     mutating func track(_ arriving: [HTTP2ServerSession.ArrivingRequest], prefaceDone: Bool, now: LoopInstant) {
         if prefaceDone { prefaceDeadline = nil }
+        guard !arriving.isEmpty || !arrivals.isEmpty else { return }
         var next: [HTTP2StreamID: Arrival] = [:]
         for request in arriving {
             if let known = arrivals[request.stream], known.headersComplete == request.headersComplete,

@@ -50,29 +50,32 @@ final class ServerCore: Sendable {
         bufferedBodyBytes.subtract(count, ordering: .relaxed)
     }
 
-    /// Routes a complete request from any protocol; `channel` receives the answer.
+    /// Routes a complete request from any protocol; `channel` receives the answer. `match` is the
+    /// route found for its head already (``answerBeforeBody(_:channel:requestID:connection:)``).
     func handle(
-        _ request: HTTPServerRequest, channel: any HTTPResponseChannel, requestID: UInt64, connection: Connection
+        _ request: HTTPServerRequest, channel: any HTTPResponseChannel, requestID: UInt64, connection: Connection,
+        match: Router.Match? = nil
     ) {
-        let match = router.match(method: request.method, path: request.path)
+        let match = match ?? router.match(method: request.method, path: request.path)
         let context = makeContext(request, match: match, channel: channel, requestID: requestID, connection: connection)
         router.dispatch(match, request, context: context)
     }
 
     /// Looks at a request whose body has not been read (`request` has none): when its route is
     /// unknown, does not take its method, or will refuse it anyway (its ``BodyAdmission``), routes
-    /// the bodiless request now and returns true — the caller never reads the body and closes
-    /// after the answer. False: read the body, then ``handle(_:channel:requestID:connection:)``.
+    /// the bodiless request now and returns nil — the caller never reads the body and closes after
+    /// the answer. Otherwise returns the route found, for ``handle(_:channel:requestID:connection:match:)``
+    /// once the body is in.
     func answerBeforeBody(
         _ request: HTTPServerRequest, channel: any HTTPResponseChannel, requestID: UInt64, connection: Connection
-    ) -> Bool {
+    ) -> Router.Match? {
         let match = router.match(method: request.method, path: request.path)
         if case .found(let route, let parameters) = match {
-            guard let admit = route.admitBody, admit(request, parameters) else { return false }
+            guard let admit = route.admitBody, admit(request, parameters) else { return match }
         }
         let context = makeContext(request, match: match, channel: channel, requestID: requestID, connection: connection)
         router.dispatch(match, request, context: context)
-        return true
+        return nil
     }
 
     private func makeContext(

@@ -80,9 +80,6 @@ final class PGConnection {
     var isHealthy: Bool { !abandoned && PQstatus(raw) == CONNECTION_OK }
     private var abandoned = false
 
-    /// The server process serving this connection (for `pg_terminate_backend` in tests and logs).
-    var backendPID: Int32 { PQbackendPID(raw) }
-
     // MARK: Waiting on the socket
 
     /// Waits until the socket is ready for `events`, or throws ``StoreError/unavailable(_:)`` at

@@ -57,34 +57,11 @@ extension PostgresStore {
     }
 }
 
-/// Counters of a PostgreSQL store, for metrics and tests.
-///
-/// ```swift
-/// let statistics = store.statistics
-/// print(statistics.committedOperations, statistics.notificationsReceived)
-/// ```
-public struct PostgresStatistics: Sendable, Equatable {
-    /// Batches committed (one transaction and one round trip each).
-    public var batches = 0
-    public var committedOperations = 0
-    public var largestBatch = 0
-    /// Batches that failed whole (the database was unreachable, or the transaction aborted).
-    public var failedBatches = 0
-    /// Notifications received on the LISTEN connection (this node's own included).
-    public var notificationsReceived = 0
-    /// Connections established again after a loss (any role).
-    public var reconnects = 0
-    /// Connections currently up, by role.
-    public var writersUp = 0
-    public var readersUp = 0
-    public var listenerUp = false
-}
-
 /// The store's counters, shared by its connection threads.
 final class PostgresCounters: Sendable {
-    private let state = Mutex(PostgresStatistics())
+    private let state = Mutex(SharedStoreStatistics())
 
-    func withLock<Value>(_ body: (inout PostgresStatistics) -> Value) -> Value {
+    func withLock<Value>(_ body: (inout SharedStoreStatistics) -> Value) -> Value {
         state.withLock { body(&$0) }
     }
 }

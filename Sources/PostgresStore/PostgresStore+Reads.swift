@@ -119,20 +119,8 @@ extension PostgresStore {
         }
         let snapshotVersion = snapshot.int64(row: 0, column: 0)
         let tail = try changes(connection, scope: name, after: snapshotVersion, limit: Int(Int32.max)).records
-        var expected = snapshotVersion + 1
-        for record in tail {
-            guard record.version == expected else {
-                throw .corrupt(
-                    path: database, message: "scope '\(name)' log jumps from \(expected - 1) to \(record.version)")
-            }
-            expected += 1
-        }
-        guard expected - 1 == info.version else {
-            throw .corrupt(
-                path: database,
-                message: "scope '\(name)' is at version \(info.version) but its log ends at \(expected - 1)")
-        }
-        return RecoveredScope(
-            info: info, snapshotVersion: snapshotVersion, snapshot: snapshot.bytes(row: 0, column: 1), tail: tail)
+        return try RecoveredScope(
+            checking: info, snapshotVersion: snapshotVersion, snapshot: snapshot.bytes(row: 0, column: 1), tail: tail,
+            store: database)
     }
 }

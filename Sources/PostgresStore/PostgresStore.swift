@@ -77,7 +77,7 @@ public final class PostgresStore: SharedChangeLogStore {
     }
 
     /// Counters: batches, operations, notifications, connections up.
-    public var statistics: PostgresStatistics { statisticsState.withLock { $0 } }
+    public var statistics: SharedStoreStatistics { statisticsState.withLock { $0 } }
 
     /// Why the store cannot serve now (the listener's connection is down), nil when it can.
     public var unavailability: String? { listener.unavailability }

@@ -43,22 +43,10 @@ extension ScopeEngine {
                 logger.warning("catch-up failed", metadata: ["scope": "\(name)", "error": "\(error)"])
                 return handle
             }
-            for record in page.records {
-                do {
-                    switch try acceptCommitted(record, to: handle) {
-                    case .applied, .known: continue
-                    case .gap: break
-                    }
-                } catch {
-                    logger.error(
-                        "a version committed elsewhere does not apply; reloading the scope",
-                        metadata: ["scope": "\(name)", "error": "\(error)"])
-                    return await reload(name, replacing: handle)
-                }
-                break
-            }
+            // A record that does not apply, or a log that does not continue from our version (a
+            // new incarnation of the name), makes no progress: twice, and the scope is reloaded.
+            _ = acceptInOrder(page.records, to: handle)
             if handle.version >= Int(page.currentVersion) { return handle }
-            // No progress means the log does not continue from our version: a new incarnation.
             stalled = handle.version == from ? stalled + 1 : 0
         }
         return await reload(name, replacing: handle)
@@ -114,8 +102,14 @@ extension ScopeEngine {
     /// gap or a record that does not apply (the caller then catches the scope up alone).
     func acceptInOrder(_ records: [ChangeRecord], to handle: ScopeHandle) -> Bool {
         for record in records {
-            guard let outcome = try? acceptCommitted(record, to: handle) else { return false }
-            if case .gap = outcome { return false }
+            do {
+                if case .gap = try acceptCommitted(record, to: handle) { return false }
+            } catch {
+                logger.error(
+                    "a version committed elsewhere does not apply",
+                    metadata: ["scope": "\(handle.name)", "error": "\(error)"])
+                return false
+            }
         }
         return true
     }
@@ -137,21 +131,6 @@ extension ScopeEngine {
     func isDeleted(_ scope: RecoveredScope) -> Bool {
         guard let tombstone = tombstones.withLock({ $0[scope.info.name] }) else { return false }
         return Int(scope.info.version) <= tombstone
-    }
-
-    /// Compares every scope of the shared store with this node's.
-    func reconcile(_ versions: [ScopeVersion]) async -> Int {
-        var caughtUp = 0
-        for entry in versions {
-            let hosted = handle(named: entry.name)
-            if entry.deleted {
-                if let hosted { acceptDeleted(entry.name, version: Int(entry.version), handle: hosted) }
-            } else if hosted == nil || Int(entry.version) > hosted?.version ?? 0 {
-                await catchUp(entry.name)
-                caughtUp += 1
-            }
-        }
-        return caughtUp
     }
 }
 
@@ -212,13 +191,14 @@ final class ScopeFollower: Sendable {
 
     /// Returns how many scopes moved.
     private func runRound(_ round: Pending) async -> Int {
-        if round.everything {
-            do {
-                return await engine.reconcile(
-                    try await (engine.store as? any SharedChangeLogStore)?.scopeVersions() ?? [])
+        var versions = round.versions
+        if round.everything, let shared = engine.store as? any SharedChangeLogStore {
+            // Every scope the store knows, current: it supersedes the notices of the round.
+            do throws(StoreError) {
+                for entry in try await shared.scopeVersions() { versions[entry.name] = entry }
             } catch {
                 engine.logger.warning("cannot read the scopes' versions", metadata: ["error": "\(error)"])
-                // Try again with the next notice or poll.
+                // Tried again with the next notice or poll.
             }
         }
         var moved = 0
@@ -226,7 +206,7 @@ final class ScopeFollower: Sendable {
         // (created or deleted elsewhere, a gap, a long tail) is caught up alone afterwards.
         var behind: [String: Int64] = [:]
         var alone: [ScopeVersion] = []
-        for entry in round.versions.values {
+        for entry in versions.values {
             let hosted = engine.handle(named: entry.name)
             if let hosted, !entry.deleted {
                 if Int(entry.version) > hosted.version { behind[entry.name] = Int64(hosted.version) }
@@ -241,11 +221,11 @@ final class ScopeFollower: Sendable {
                 let records = pages[name] ?? []
                 if let handle = engine.handle(named: name), records.count < limit,
                     engine.acceptInOrder(records, to: handle),
-                    handle.version >= Int(round.versions[name]?.version ?? 0)
+                    handle.version >= Int(versions[name]?.version ?? 0)
                 {
                     moved += 1
                 } else {
-                    alone.append(ScopeVersion(name: name, version: round.versions[name]?.version ?? 0))
+                    alone.append(ScopeVersion(name: name, version: versions[name]?.version ?? 0))
                 }
             }
         }
@@ -255,9 +235,10 @@ final class ScopeFollower: Sendable {
                 if entry.deleted {
                     guard let hosted else { continue }
                     group.addTask { [engine] in
-                        // A deletion notice is checked against the store: the name may live again.
+                        // A deletion is checked against the store: the name may live again.
                         if (try? await engine.store.scope(named: entry.name)) ?? nil == nil {
-                            engine.acceptDeleted(entry.name, version: hosted.version, handle: hosted)
+                            engine.acceptDeleted(
+                                entry.name, version: max(Int(entry.version), hosted.version), handle: hosted)
                         } else {
                             await engine.catchUp(entry.name)
                         }

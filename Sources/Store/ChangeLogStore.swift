@@ -162,6 +162,30 @@ public struct RecoveredScope: Sendable, Hashable {
     }
 }
 
+extension RecoveredScope {
+    /// The scope as a store read it, checked: the tail runs without a gap from the snapshot to the
+    /// scope's version. A gap is ``StoreError/corrupt(path:message:)`` naming the scope and the
+    /// versions (`store` names the file or database), never papered over.
+    package init(
+        checking info: ScopeInfo, snapshotVersion: Int64, snapshot: [UInt8], tail: [ChangeRecord], store: String
+    ) throws(StoreError) {
+        var expected = snapshotVersion + 1
+        for record in tail {
+            guard record.version == expected else {
+                throw .corrupt(
+                    path: store, message: "scope '\(info.name)' log jumps from \(expected - 1) to \(record.version)")
+            }
+            expected += 1
+        }
+        guard expected - 1 == info.version else {
+            throw .corrupt(
+                path: store,
+                message: "scope '\(info.name)' is at version \(info.version) but its log ends at \(expected - 1)")
+        }
+        self.init(info: info, snapshotVersion: snapshotVersion, snapshot: snapshot, tail: tail)
+    }
+}
+
 /// One change set to make durable: the scope, its new version (the current one + 1), the payload and,
 /// when the request carried an `Idempotency-Key`, the outcome to replay — all in one commit.
 ///

@@ -56,19 +56,7 @@ extension SQLiteStore {
         let snapshot = snapshotStatement.blob(1)
         snapshotStatement.reset()
         let tail = try Self.changeRecords(connection, scopeID: scopeID, after: snapshotVersion, limit: Int(Int32.max))
-        var expected = snapshotVersion + 1
-        for record in tail {
-            guard record.version == expected else {
-                throw .corrupt(
-                    path: path, message: "scope '\(info.name)' log jumps from \(expected - 1) to \(record.version)")
-            }
-            expected += 1
-        }
-        guard expected - 1 == info.version else {
-            throw .corrupt(
-                path: path,
-                message: "scope '\(info.name)' is at version \(info.version) but its log ends at \(expected - 1)")
-        }
-        return RecoveredScope(info: info, snapshotVersion: snapshotVersion, snapshot: snapshot, tail: tail)
+        return try RecoveredScope(
+            checking: info, snapshotVersion: snapshotVersion, snapshot: snapshot, tail: tail, store: path)
     }
 }

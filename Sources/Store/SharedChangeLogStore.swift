@@ -23,6 +23,34 @@ public protocol SharedChangeLogStore: ChangeLogStore {
     /// reaches back, is simply absent or short: the caller reads that one alone with
     /// ``ChangeLogStore/changes(scope:after:limit:)`` to learn why.
     func changes(after versions: [String: Int64], limit: Int) async throws(StoreError) -> [String: [ChangeRecord]]
+
+    /// Its counters now: batches, connections up, notifications (for metrics and tests).
+    var statistics: SharedStoreStatistics { get }
+}
+
+/// Counters of a shared store, cumulative since it opened (connections: up now, by role).
+///
+/// ```swift
+/// let statistics = store.statistics
+/// print(statistics.committedOperations, statistics.notificationsReceived)
+/// ```
+public struct SharedStoreStatistics: Sendable, Equatable {
+    /// Batches committed (one transaction and one round trip each).
+    public var batches = 0
+    public var committedOperations = 0
+    public var largestBatch = 0
+    /// Batches that failed whole (the database was unreachable, or the transaction aborted).
+    public var failedBatches = 0
+    /// Notifications received on the LISTEN connection (this node's own included).
+    public var notificationsReceived = 0
+    /// Connections established again after a loss (any role).
+    public var reconnects = 0
+    /// Connections currently up, by role.
+    public var writersUp = 0
+    public var readersUp = 0
+    public var listenerUp = false
+
+    public init() {}
 }
 
 /// What another node (or this one) committed, as announced after its commit.
@@ -59,9 +87,11 @@ extension ChangeNotice {
     public func payload(limit: Int) -> String {
         guard case .changed(let versions) = self else { return "*" }
         var text = ""
+        var length = 0
         for entry in versions {
             let item = "\(entry.deleted ? "!" : "")\(entry.name):\(entry.version)"
-            if text.utf8.count + item.utf8.count + 1 > limit { return "*" }
+            length += item.utf8.count + (text.isEmpty ? 0 : 1)
+            if length > limit { return "*" }
             if !text.isEmpty { text += "," }
             text += item
         }

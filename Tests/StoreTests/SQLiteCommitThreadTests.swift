@@ -81,30 +81,4 @@ import Testing
             #expect(try await store.expireIdempotencyRecords() == 0)
         }
     }
-
-    @Test func closingCommitsWhatIsQueuedEvenWhilePaused() async throws {
-        try await withTemporaryDirectory { directory in
-            let path = directory + "/store.sqlite"
-            let results = ResultCollector()
-            do {
-                let store = try SQLiteStore(path: path)
-                _ = try await store.createScope(descriptor("a"), snapshot: [])
-                store.pauseCommits()
-                for version: Int64 in 1...3 {
-                    store.append(AppendRequest(scope: "a", version: version, payload: payload("a", version))) {
-                        results.add("\(version)", $0)
-                    }
-                }
-                store.close()
-                #expect(results.count == 3)
-                #expect(results.failures.isEmpty)
-                await #expect(throws: StoreError.closed) {
-                    try await store.append(AppendRequest(scope: "a", version: 4, payload: []))
-                }
-            }
-            let store = try SQLiteStore(path: path)
-            defer { store.close() }
-            #expect(try store.changes(scope: "a", after: 0, limit: 10).records.map(\.version) == [1, 2, 3])
-        }
-    }
 }
