@@ -35,6 +35,8 @@ public final class GatewayMetrics: ScopeEngineObserver {
     /// Connections closed at once at the descriptor limit, and listener pauses for it.
     let shedConnections: CoreMetrics.Counter
     let listenerPauses: CoreMetrics.Counter
+    let stalledConnections: CoreMetrics.Counter
+    let unsentResponseBytes: CoreMetrics.Gauge
     /// Requests answered before routing, by status and the parser's (or deadline's) reason: a
     /// fixed set of sentences, so the label stays small.
     private let rejections = Mutex<[RejectionKey: CoreMetrics.Counter]>([:])
@@ -69,6 +71,7 @@ public final class GatewayMetrics: ScopeEngineObserver {
     private struct EngineObservation {
         let stats: @Sendable () -> HTTPServerStats
         var droppedSeen = 0
+        var stalledSeen = 0
         var shedSeen = 0
         var pausesSeen = 0
     }
@@ -125,6 +128,8 @@ public final class GatewayMetrics: ScopeEngineObserver {
             label: "jetstream_sse_slow_subscribers_dropped_total", factory: factory)
         shedConnections = CoreMetrics.Counter(label: "jetstream_connections_shed_total", factory: factory)
         listenerPauses = CoreMetrics.Counter(label: "jetstream_listener_pauses_total", factory: factory)
+        stalledConnections = CoreMetrics.Counter(label: "jetstream_connections_stalled_total", factory: factory)
+        unsentResponseBytes = CoreMetrics.Gauge(label: "jetstream_http_unsent_response_bytes", factory: factory)
         conflictRetries = CoreMetrics.Counter(label: "jetstream_cluster_conflict_retries_total", factory: factory)
         catchUpScopes = CoreMetrics.Counter(label: "jetstream_cluster_catchup_total", factory: factory)
         catchUpLag = CoreMetrics.Timer(label: "jetstream_cluster_catchup_lag_seconds", factory: factory)
@@ -209,7 +214,8 @@ public final class GatewayMetrics: ScopeEngineObserver {
 
     /// Every metric in the Prometheus text exposition format.
     public func exposition() -> [UInt8] {
-        let sample = engine.withLock { observation -> (HTTPServerStats, dropped: Int, shed: Int, pauses: Int)? in
+        let sample = engine.withLock {
+            observation -> (HTTPServerStats, dropped: Int, shed: Int, pauses: Int, stalled: Int)? in
             guard let stats = observation?.stats() else { return nil }
             let dropped = max(0, stats.droppedSlowSubscribers - observation!.droppedSeen)
             let shed = max(0, stats.shedConnections - observation!.shedSeen)
@@ -217,9 +223,13 @@ public final class GatewayMetrics: ScopeEngineObserver {
             observation!.droppedSeen = stats.droppedSlowSubscribers
             observation!.shedSeen = stats.shedConnections
             observation!.pausesSeen = stats.listenerPauses
-            return (stats, dropped, shed, pauses)
+            let stalled = max(0, stats.stalledConnections - observation!.stalledSeen)
+            observation!.stalledSeen = stats.stalledConnections
+            return (stats, dropped, shed, pauses, stalled)
         }
-        if let (stats, dropped, shed, pauses) = sample {
+        if let (stats, dropped, shed, pauses, stalled) = sample {
+            unsentResponseBytes.record(stats.unsentResponseBytes)
+            if stalled > 0 { stalledConnections.increment(by: stalled) }
             openStreams.record(stats.openStreams)
             openConnections.record(stats.openConnections)
             if dropped > 0 { droppedSlowSubscribers.increment(by: dropped) }

@@ -41,6 +41,8 @@ public struct ServerLimits: Sendable, Hashable {
     public var maxConnections = 0
     /// Request body bytes all connections may hold at once while bodies arrive (0: no bound).
     public var maxBufferedBodyBytes = 256 << 20
+    /// Bytes of per-request responses all connections may hold unsent (0: no bound).
+    public var maxUnsentBytes = 256 << 20
 
     public init() {}
 
@@ -60,6 +62,7 @@ public struct ServerLimits: Sendable, Hashable {
         configuration.minBodyBytesPerSecond = minBodyRate
         configuration.maxConnections = maxConnections
         configuration.maxBufferedBodyBytes = maxBufferedBodyBytes
+        configuration.maxUnsentBytes = maxUnsentBytes
         configuration.maxPendingBytes = maxPendingBytes
     }
 }

@@ -104,8 +104,21 @@ extension HTTP2ServerSession {
                 queueRejection(state)
                 return
             }
+            if !endsStream, let admitsBody, let head = requestHead(of: state), !admitsBody(head) {
+                // Refused from its head: handed out now without a body, whose DATA is dropped.
+                completeRequest(state)
+                return
+            }
         }
         if endsStream { completeRequest(state) }
+    }
+
+    /// The request head assembled so far, when its method is valid.
+    private func requestHead(of state: HTTP2StreamState) -> HTTPRequest? {
+        guard let methodText = state.method, let method = HTTPRequest.Method(methodText) else { return nil }
+        return HTTPRequest(
+            method: method, scheme: state.scheme, authority: state.authority, path: state.path,
+            headerFields: state.fields)
     }
 
     func receiveBody(stream: Int32, bytes: UnsafeBufferPointer<UInt8>) {
@@ -114,6 +127,8 @@ extension HTTP2ServerSession {
             state.rejection = .bodyTooLarge
         } else if bufferedRequestBytes + bytes.count > configuration.maxBufferedRequestBytes {
             state.rejection = .overBudget
+        } else if let bodyBudget, !bodyBudget.reserveBodyBytes(bytes.count) {
+            state.rejection = .serverBusy
         }
         if state.rejection != nil {
             queueRejection(state)
@@ -131,7 +146,11 @@ extension HTTP2ServerSession {
     func closeStream(_ stream: Int32, errorCode: UInt32) {
         arrivingStreams.remove(stream)
         guard let state = streams.removeValue(forKey: stream) else { return }
-        if !state.requestDelivered { bufferedRequestBytes -= state.body.count }
+        if !state.requestDelivered { releaseBufferedBody(state.body.count) }
+        if state.pendingCount > 0 {
+            queuedResponseBytes -= state.pendingCount
+            sendingStreams.remove(stream)
+        }
         if state.requestDelivered {
             events.append(.streamClosed(state.id, errorCode: HTTP2ErrorCode(rawValue: errorCode)))
         }
@@ -146,18 +165,15 @@ extension HTTP2ServerSession {
 
     private func completeRequest(_ state: HTTP2StreamState) {
         guard state.rejection == nil, !state.requestDelivered else { return }
-        guard let methodText = state.method, let method = HTTPRequest.Method(methodText) else {
+        guard let request = requestHead(of: state) else {
             state.rejection = .malformed("missing or invalid :method")
             queueRejection(state)
             return
         }
-        let request = HTTPRequest(
-            method: method, scheme: state.scheme, authority: state.authority, path: state.path,
-            headerFields: state.fields)
         state.requestDelivered = true
         arrivingStreams.remove(state.id.rawValue)
         state.fields = HTTPFields()
-        bufferedRequestBytes -= state.body.count
+        releaseBufferedBody(state.body.count)
         let body = state.body
         state.body = []
         events.append(.request(state.id, request, body: body))
@@ -166,7 +182,7 @@ extension HTTP2ServerSession {
     private func queueRejection(_ state: HTTP2StreamState) {
         guard !state.rejectionQueued else { return }
         state.rejectionQueued = true
-        bufferedRequestBytes -= state.body.count
+        releaseBufferedBody(state.body.count)
         state.body = []
         rejectedStreams.append(state)
     }
@@ -187,6 +203,9 @@ extension HTTP2ServerSession {
             case .malformed(let reason):
                 status = .badRequest
                 message = "malformed request: \(reason)"
+            case .serverBusy:
+                status = .serviceUnavailable
+                message = "too many request bodies are being received; retry shortly"
             case .overBudget, nil:
                 reset(state.id, errorCode: .refusedStream)
                 continue

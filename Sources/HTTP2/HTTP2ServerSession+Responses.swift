@@ -20,7 +20,37 @@ extension HTTP2ServerSession {
             response.headerFields[.contentLength] = String(body.count)
         }
         let sendsBody = !body.isEmpty && !state.isHeadRequest
-        if sendsBody { state.enqueue(body) }
+        if sendsBody {
+            state.enqueue(body)
+            didQueue(state, bytes: body.count)
+        }
+        state.endWritten = true
+        return submit(response, on: state, withBody: sendsBody)
+    }
+
+    /// Sends a complete response whose body is a buffer shared by reference (no copy is made;
+    /// the stream holds it until its last byte is sent or the stream closes).
+    ///
+    /// ```swift
+    /// session.respond(to: stream, with: HTTPResponse(status: .ok), sharedBody: cachedState)
+    /// ```
+    ///
+    /// - Returns: `false` when the stream is gone (the client reset it) or already has a response.
+    @discardableResult
+    public func respond(to stream: HTTP2StreamID, with response: HTTPResponse, sharedBody: any HTTP2SharedBody) -> Bool
+    {
+        guard let state = streams[stream.rawValue], state.requestDelivered || state.rejection != nil,
+            !state.responseStarted
+        else { return false }
+        var response = response
+        if sharedBody.count > 0 && response.headerFields[.contentLength] == nil {
+            response.headerFields[.contentLength] = String(sharedBody.count)
+        }
+        let sendsBody = sharedBody.count > 0 && !state.isHeadRequest
+        if sendsBody {
+            state.enqueue(shared: sharedBody)
+            didQueue(state, bytes: sharedBody.count)
+        }
         state.endWritten = true
         return submit(response, on: state, withBody: sendsBody)
     }
@@ -62,7 +92,9 @@ extension HTTP2ServerSession {
         {
             return .overflow
         }
+        let count = bytes.count
         state.enqueue(bytes)
+        didQueue(state, bytes: count)
         resumeIfDeferred(state)
         return .accepted
     }
@@ -112,6 +144,7 @@ extension HTTP2ServerSession {
     ) -> Int {
         guard let state = streams[stream] else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
         let count = state.dequeue(into: buffer, capacity: capacity)
+        didUnqueue(state, bytes: count)
         if state.pendingCount == 0 && state.endWritten {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             return count

@@ -40,6 +40,20 @@ public final class HTTP2ServerSession {
     var events: [HTTP2Event] = []
     /// Body bytes held for requests that are not complete yet (bounded by the configuration).
     var bufferedRequestBytes = 0
+    /// The server-wide bound on request bodies this session also charges (``HTTP2BodyBudget``).
+    public var bodyBudget: (any HTTP2BodyBudget)?
+    /// Decides, from a request's head, whether its body is worth reading: false hands the
+    /// request out at once with an empty body (its route will refuse it from the head alone) and
+    /// drops its DATA unread. Not asked for requests that end with their headers.
+    ///
+    /// ```swift
+    /// session.admitsBody = { head in head.headerFields[.contentType] == "application/json" }
+    /// ```
+    public var admitsBody: ((HTTPRequest) -> Bool)?
+    /// Response bytes queued on all streams and not yet taken by nghttp2.
+    public internal(set) var queuedResponseBytes = 0
+    /// Streams with response bytes queued (see ``queuedResponses``).
+    var sendingStreams: Set<Int32> = []
     /// Streams the session answers or refuses itself once the current `receive` returns.
     var rejectedStreams: [HTTP2StreamState] = []
 
@@ -79,6 +93,8 @@ public final class HTTP2ServerSession {
     deinit {
         nghttp2_session_del(session)
         heldBytes.deallocate()
+        // Bodies of requests that never completed leave the server-wide budget with the connection.
+        if bufferedRequestBytes > 0 { bodyBudget?.releaseBodyBytes(bufferedRequestBytes) }
     }
 
     /// Bytes libnghttp2 currently holds for this connection (HPACK tables, stream objects,

@@ -10,8 +10,11 @@ extension HTTP1ConnectionHandler {
         else { return }
         var response = response
         ResponseFinalizer.finalize(&response, for: served, core: core, date: date)
+        ResponseFinalizer.holdUnsent(
+            &response, sendsBody: Self.allowsBody(response.head.status) && !request.isHead, core: core,
+            connection: connection)
         let status = response.head.status.code
-        let bodyAllowed = !(100...199).contains(status) && status != 204 && status != 304
+        let bodyAllowed = Self.allowsBody(response.head.status)
         var head: [UInt8] = []
         head.reserveCapacity(256)
         HTTP1ResponseEncoder.encodeHead(
@@ -111,6 +114,11 @@ extension HTTP1ConnectionHandler {
         connection.write(ByteSlice(SharedBytes(parts: [head, body])))
         connection.closeAfterFlush()
         core.recordRejection(status: error.status, reason: error.reason, bodyBytes: body.count, connection: connection)
+    }
+
+    /// Whether a response with `status` has a body (not 1xx, 204 or 304).
+    static func allowsBody(_ status: HTTPResponse.Status) -> Bool {
+        !(100...199).contains(status.code) && status.code != 204 && status.code != 304
     }
 
     static func reason(_ status: HTTPResponse.Status) -> String {

@@ -87,7 +87,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
     }
 
     func connection(_ connection: Connection, deadlinePassed now: LoopInstant) {
-        switch state.deadlinePassed(now: now) {
+        switch state.deadlinePassed(now: now, sending: connection.pendingBytes > 0) {
         case .none:
             break
         case .close:

@@ -108,9 +108,15 @@ struct HTTP1ConnectionState: Sendable {
         deadline = now.advanced(by: timeouts.heartbeat)
     }
 
-    mutating func deadlinePassed(now: LoopInstant) -> DeadlineAction {
+    /// What the passed deadline calls for. `sending`: the last response is still being written
+    /// (the peer reads it slowly) — not idle yet; the socket's send timeout bounds a peer that
+    /// reads nothing.
+    mutating func deadlinePassed(now: LoopInstant, sending: Bool = false) -> DeadlineAction {
         guard let deadline, deadline <= now else { return .none }
         switch phase {
+        case .idle where sending:
+            self.deadline = now.advanced(by: timeouts.idle)
+            return .none
         case .idle:
             phase = .closed
             self.deadline = nil

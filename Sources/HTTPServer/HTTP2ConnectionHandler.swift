@@ -32,8 +32,13 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
     var sinks: [HTTP2StreamID: HTTP2EventStreamSink] = [:]
     /// Event streams ended as slow subscribers, reset if still open at their instant.
     var slowStreamDeadlines: [HTTP2StreamID: LoopInstant] = [:]
-    /// Header, body, preface and after-GOAWAY deadlines (the HTTP/1.1 ones, for HTTP/2).
+    /// Header, body, preface, send and after-GOAWAY deadlines (the HTTP/1.1 ones, for HTTP/2).
     var requestDeadlines: HTTP2RequestDeadlines
+    /// Complete requests not yet routed because this connection's responses wait unsent beyond
+    /// ``HTTPServerConfiguration/maxPendingBytes`` (see ``dispatchWaiting()``), oldest first.
+    /// Their bodies stay charged to the server-wide body budget until they are routed.
+    var waiting: [(stream: HTTP2StreamID, head: HTTPRequest, body: [UInt8])] = []
+    private var isDispatchingWaiting = false
     private var nextRequestID: UInt64 = 0
     /// The HTTP version an upgraded request (stream 1) arrived with.
     private var upgradedVersion: String?
@@ -51,6 +56,11 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
         self.upgrade = upgrade
         date = core.dateCache(for: connection.loop)
         session = try? HTTP2ServerSession(configuration: Self.sessionConfiguration(core.configuration))
+        session?.bodyBudget = core
+        // A body is read only when its request may succeed (the HTTP/1.1 rule, `answerBeforeBody`).
+        session?.admitsBody = { [core] head in
+            !core.refusesBeforeBody(HTTPServerRequest(head: head, body: [], version: "HTTP/2"))
+        }
         state = HTTP2ConnectionState(
             idleTimeout: core.timeouts.idle, heartbeatInterval: core.timeouts.heartbeat, now: connection.loop.now)
         requestDeadlines = HTTP2RequestDeadlines(
@@ -169,6 +179,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
         sinks = [:]
         active = [:]
         requestIDs = [:]
+        for request in waiting { core.releaseBodyBytes(request.body.count) }
+        waiting = []
         for sink in open { sink.finish() }
     }
 
@@ -178,7 +190,10 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
     func processEvents() {
         guard let session else { return }
         let events = session.takeEvents()
-        guard !events.isEmpty else { return updateDeadline() }
+        guard !events.isEmpty else {
+            if !waiting.isEmpty { dispatchWaiting() }
+            return updateDeadline()
+        }
         // A request whose stream the client already reset in the same read (rapid reset) is not
         // worth starting: skipping it keeps an attacker from making the server work per reset.
         var resetInThisBatch: Set<HTTP2StreamID> = []
@@ -189,9 +204,16 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
             switch event {
             case .request(let stream, _, _) where resetInThisBatch.contains(stream):
                 break
+            case .request(let stream, let head, let body) where !waiting.isEmpty || isBackedUp:
+                // Back-pressure: this connection's earlier responses are not taken yet.
+                core.holdBodyBytes(body.count)
+                waiting.append((stream, head, body))
             case .request(let stream, let head, let body):
                 dispatch(stream: stream, head: head, body: body)
             case .streamClosed(let stream, _):
+                if let index = waiting.firstIndex(where: { $0.stream == stream }) {
+                    core.releaseBodyBytes(waiting.remove(at: index).body.count)
+                }
                 slowStreamDeadlines[stream] = nil
                 if let requestID = requestIDs.removeValue(forKey: stream) { active[requestID] = nil }
                 sinks.removeValue(forKey: stream)?.finish()
@@ -199,7 +221,26 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
                 break
             }
         }
+        if !waiting.isEmpty { dispatchWaiting() }
         updateDeadline()
+    }
+
+    /// Whether this connection's responses wait unsent beyond its share
+    /// (``HTTPServerConfiguration/maxPendingBytes``): new requests wait until the client reads.
+    var isBackedUp: Bool {
+        (session?.queuedResponseBytes ?? 0) >= core.configuration.maxPendingBytes
+    }
+
+    /// Routes waiting requests, oldest first, while the connection is not backed up.
+    func dispatchWaiting() {
+        guard !isDispatchingWaiting else { return }
+        isDispatchingWaiting = true
+        defer { isDispatchingWaiting = false }
+        while !waiting.isEmpty, !isBackedUp, !connection.isClosed {
+            let next = waiting.removeFirst()
+            core.releaseBodyBytes(next.body.count)
+            dispatch(stream: next.stream, head: next.head, body: next.body)
+        }
     }
 
     private func dispatch(stream: HTTP2StreamID, head: HTTPRequest, body: [UInt8]) {
@@ -253,9 +294,11 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
         let arriving = session?.arrivingRequests ?? []
         // A request still arriving is activity: the connection does not go idle under an upload
         // (its pieces have their own deadline).
-        state.update(activeStreams: requestIDs.count + arriving.count, eventStreams: sinks.count, now: now)
+        state.update(
+            activeStreams: requestIDs.count + arriving.count + waiting.count, eventStreams: sinks.count, now: now)
         if let session {
             requestDeadlines.track(arriving, prefaceDone: session.hasReceivedFrame, now: now)
+            requestDeadlines.trackSending(session.queuedResponses, now: now)
         }
         connection.deadline = nextDeadline
     }
@@ -276,6 +319,10 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
         "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n".utf8)
 }
 
+extension SharedBytes: HTTP2SharedBody {}
+
+extension ServerCore: HTTP2BodyBudget {}
+
 // MARK: HTTPResponseChannel
 
 extension HTTP2ConnectionHandler {
@@ -288,8 +335,14 @@ extension HTTP2ConnectionHandler {
             response.body = []
             response.sharedBody = nil
         }
-        // nghttp2 takes its own copy of a body either way.
-        session.respond(to: request.stream, with: response.head, body: response.sharedBody?.array ?? response.body)
+        ResponseFinalizer.holdUnsent(
+            &response, sendsBody: request.request.method != .head, core: core, connection: connection)
+        if let shared = response.sharedBody {
+            // Queued by reference: the one shared copy (a cached state, or a charged large body).
+            session.respond(to: request.stream, with: response.head, sharedBody: shared)
+        } else {
+            session.respond(to: request.stream, with: response.head, body: response.body)
+        }
         flush()
     }
 

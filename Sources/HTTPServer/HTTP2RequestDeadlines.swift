@@ -12,6 +12,9 @@ import SocketLoop
 /// - **Body**: once the headers are complete, each further piece of the request (DATA, or
 ///   END_STREAM for a GET sent without it) must come within the idle timeout of the last one;
 ///   otherwise the stream is reset (CANCEL).
+/// - **Sending**: a response with bytes queued must make progress (nghttp2 takes some of them)
+///   within the idle timeout; a stream whose client never opens its flow-control window is reset
+///   (CANCEL), and what it held is freed.
 /// - **After GOAWAY**: a connection told to go away is closed after a grace (the header timeout),
 ///   whatever its client does.
 ///
@@ -29,6 +32,11 @@ struct HTTP2RequestDeadlines: Sendable {
         var bodyStart: LoopInstant?
     }
 
+    struct Sending: Sendable, Equatable {
+        var sentBytes: Int
+        var deadline: LoopInstant
+    }
+
     /// What passed deadlines call for, most severe first.
     enum Expiry: Sendable, Equatable {
         case none
@@ -36,7 +44,7 @@ struct HTTP2RequestDeadlines: Sendable {
         case close
         /// A header block stalled: end the connection (GOAWAY, then close).
         case endConnection
-        /// These streams stalled in their bodies: reset them.
+        /// These streams stalled in their request bodies or their responses: reset them.
         case resetStreams([HTTP2StreamID])
     }
 
@@ -45,6 +53,7 @@ struct HTTP2RequestDeadlines: Sendable {
     /// Bytes per second a body must average after the header timeout's grace (0: no minimum).
     var minBodyRate = 0
     private(set) var arrivals: [HTTP2StreamID: Arrival] = [:]
+    private(set) var sending: [HTTP2StreamID: Sending] = [:]
     private(set) var prefaceDeadline: LoopInstant?
     private(set) var closeDeadline: LoopInstant?
 
@@ -88,6 +97,21 @@ struct HTTP2RequestDeadlines: Sendable {
         arrivals = next
     }
 
+    /// Follows the responses waiting for the client's window: a stream's send deadline runs from
+    /// when its bytes were first queued or last taken; streams with nothing queued are forgotten.
+    mutating func trackSending(_ queued: [HTTP2ServerSession.QueuedResponse], now: LoopInstant) {
+        guard !queued.isEmpty || !sending.isEmpty else { return }
+        var next: [HTTP2StreamID: Sending] = [:]
+        for response in queued {
+            if let known = sending[response.stream], known.sentBytes == response.sentBytes {
+                next[response.stream] = known
+            } else {
+                next[response.stream] = Sending(sentBytes: response.sentBytes, deadline: now.advanced(by: bodyTimeout))
+            }
+        }
+        sending = next
+    }
+
     /// The connection sent GOAWAY: it closes after the grace at the latest.
     mutating func wentAway(now: LoopInstant) {
         if closeDeadline == nil { closeDeadline = now.advanced(by: headerTimeout) }
@@ -95,7 +119,8 @@ struct HTTP2RequestDeadlines: Sendable {
 
     /// The earliest deadline, if any.
     var deadline: LoopInstant? {
-        ([prefaceDeadline, closeDeadline].compactMap { $0 } + arrivals.values.map(\.deadline)).min()
+        ([prefaceDeadline, closeDeadline].compactMap { $0 } + arrivals.values.map(\.deadline)
+            + sending.values.map(\.deadline)).min()
     }
 
     /// What the deadlines passed by `now` call for; reset streams are forgotten.
@@ -104,8 +129,10 @@ struct HTTP2RequestDeadlines: Sendable {
         if let closeDeadline, closeDeadline <= now { return .close }
         let late = arrivals.filter { $0.value.deadline <= now }
         if late.values.contains(where: { !$0.headersComplete }) { return .endConnection }
-        guard !late.isEmpty else { return .none }
+        let stalled = sending.filter { $0.value.deadline <= now }
+        guard !late.isEmpty || !stalled.isEmpty else { return .none }
         for stream in late.keys { arrivals[stream] = nil }
-        return .resetStreams(late.keys.sorted())
+        for stream in stalled.keys { sending[stream] = nil }
+        return .resetStreams(Set(late.keys).union(stalled.keys).sorted())
     }
 }

@@ -43,6 +43,8 @@ public final class HTTPServer: Service, Sendable {
             addresses: core.configuration.addresses, loopCount: core.configuration.loopCount,
             maxPendingBytes: core.configuration.maxPendingBytes)
         socketConfiguration.maxConnections = core.configuration.maxConnections
+        // A peer that takes none of a response for the idle timeout is gone or hostile.
+        socketConfiguration.sendTimeout = core.configuration.idleTimeout
         sockets = SocketServer(configuration: socketConfiguration, logger: core.logger) { connection in
             HTTP1ConnectionHandler(connection: connection, core: core)
         }
@@ -79,7 +81,9 @@ public final class HTTPServer: Service, Sendable {
             requests: core.stats.requests.load(ordering: .relaxed),
             rejectedBeforeRouting: core.stats.rejected.load(ordering: .relaxed),
             shedConnections: sockets.descriptorLimitCounts.shed,
-            listenerPauses: sockets.descriptorLimitCounts.pauses)
+            listenerPauses: sockets.descriptorLimitCounts.pauses,
+            stalledConnections: sockets.stalledConnections,
+            unsentResponseBytes: core.unsentBytes.load(ordering: .relaxed))
     }
 
     /// Starts if needed, serves until graceful shutdown or cancellation, then shuts down.
@@ -161,4 +165,8 @@ public struct HTTPServerStats: Sendable, Hashable {
     public var shedConnections: Int = 0
     /// Times a listener was paused at the descriptor limit, since start.
     public var listenerPauses: Int = 0
+    /// Connections closed because the peer took none of their unsent bytes for the idle timeout.
+    public var stalledConnections: Int = 0
+    /// Bytes of per-request response bodies held unsent now (``HTTPServerConfiguration/maxUnsentBytes``).
+    public var unsentResponseBytes: Int = 0
 }

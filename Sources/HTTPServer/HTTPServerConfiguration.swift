@@ -38,6 +38,11 @@ public struct HTTPServerConfiguration: Sendable {
     /// Request body bytes all HTTP/1.1 connections may hold at once while bodies arrive; the
     /// request whose bytes do not fit is answered 503 and its connection closed. 0: no bound.
     public var maxBufferedBodyBytes: Int = 256 << 20
+    /// Response bytes made for one request (not shared buffers such as a cached state) that all
+    /// connections may hold unsent at once; a response that does not fit is answered 503 instead.
+    /// Each connection also holds at most ``maxPendingBytes`` of queued responses before it
+    /// takes its next request. 0: no bound.
+    public var maxUnsentBytes: Int = 256 << 20
     /// The last event written to a stream dropped as a slow subscriber, past the cap (once), before
     /// the stream ends and the connection closes (once written, or after the linger timeout if
     /// the peer never reads it). It carries no `id`, so the client's `Last-Event-ID` stays the

@@ -14,6 +14,9 @@ final class ServerCore: Sendable {
     /// Request body bytes buffered by all connections (HTTP/1.1), against
     /// ``HTTPServerConfiguration/maxBufferedBodyBytes``.
     private let bufferedBodyBytes = Atomic<Int>(0)
+    /// Bytes of per-request response bodies not yet written to their sockets, against
+    /// ``HTTPServerConfiguration/maxUnsentBytes`` (see ``ResponseFinalizer/holdUnsent(_:core:)``).
+    let unsentBytes = Atomic<Int>(0)
     let parserLimits: HTTP1ParserLimits
     let dateCaches: [DateCache]
     let timeouts: HTTP1ConnectionState.Timeouts
@@ -46,6 +49,12 @@ final class ServerCore: Sendable {
         return false
     }
 
+    /// Charges `count` body bytes that are already held (a request waiting for its turn), even
+    /// past the bound: later arrivals are refused until they are released.
+    func holdBodyBytes(_ count: Int) {
+        bufferedBodyBytes.add(count, ordering: .relaxed)
+    }
+
     func releaseBodyBytes(_ count: Int) {
         bufferedBodyBytes.subtract(count, ordering: .relaxed)
     }
@@ -70,12 +79,22 @@ final class ServerCore: Sendable {
         _ request: HTTPServerRequest, channel: any HTTPResponseChannel, requestID: UInt64, connection: Connection
     ) -> Router.Match? {
         let match = router.match(method: request.method, path: request.path)
-        if case .found(let route, let parameters) = match {
-            guard let admit = route.admitBody, admit(request, parameters) else { return match }
-        }
+        guard Self.refusesBeforeBody(request, match: match) else { return match }
         let context = makeContext(request, match: match, channel: channel, requestID: requestID, connection: connection)
         router.dispatch(match, request, context: context)
         return nil
+    }
+
+    /// Whether a request whose body has not been read will be refused from its head alone (the
+    /// HTTP/2 session asks this before it buffers a body; the refused request is routed bodiless).
+    func refusesBeforeBody(_ request: HTTPServerRequest) -> Bool {
+        Self.refusesBeforeBody(request, match: router.match(method: request.method, path: request.path))
+    }
+
+    private static func refusesBeforeBody(_ request: HTTPServerRequest, match: Router.Match) -> Bool {
+        guard case .found(let route, let parameters) = match else { return true }
+        guard let admit = route.admitBody else { return false }
+        return admit(request, parameters)
     }
 
     private func makeContext(

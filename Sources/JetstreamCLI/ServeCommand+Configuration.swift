@@ -15,7 +15,7 @@ extension ServeCommand {
             ("max-body-bytes", maxBodyBytes), ("max-header-bytes", maxHeaderBytes), ("max-fragments", maxFragments),
             ("max-objects", maxObjects), ("header-timeout", headerTimeout), ("idle-timeout", idleTimeout),
             ("min-body-rate", minBodyRate), ("max-connections", effectiveMaxConnections),
-            ("max-buffered-body-bytes", maxBufferedBodyBytes),
+            ("max-buffered-body-bytes", maxBufferedBodyBytes), ("max-unsent-bytes", maxUnsentBytes),
             ("max-pending-bytes", maxPendingBytes), ("grace-period", gracePeriod), ("drain-delay", drainDelay),
             ("idempotency-ttl", idempotencyTTL), ("access-log", accessLog), ("log-format", logFormat),
             ("log-level", logLevel),

@@ -93,6 +93,11 @@ struct ServeCommand: AsyncParsableCommand {
             "Request body bytes all connections may hold at once while bodies arrive; beyond, 503. 0: no bound. [JETSTREAM_MAX_BUFFERED_BODY_BYTES]"
     )
     var maxBufferedBodyBytes = EnvironmentDefault.value("JETSTREAM_MAX_BUFFERED_BODY_BYTES", 256 << 20)
+    @Option(
+        help:
+            "Bytes of per-request responses (not shared state bodies) all connections may hold unsent; beyond, 503. 0: no bound. [JETSTREAM_MAX_UNSENT_BYTES]"
+    )
+    var maxUnsentBytes = EnvironmentDefault.value("JETSTREAM_MAX_UNSENT_BYTES", 256 << 20)
     /// `--max-connections`, or --max-streams + 1024 when not given (room for every stream and
     /// for ordinary requests beside them).
     var effectiveMaxConnections: Int { maxConnections < 0 ? accessOptions.maxStreams + 1024 : maxConnections }
@@ -131,6 +136,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard idempotencyTTL > 0 else { throw ValidationError("--idempotency-ttl must be positive") }
         guard minBodyRate >= 0 else { throw ValidationError("--min-body-rate must be ≥ 0") }
         guard maxBufferedBodyBytes >= 0 else { throw ValidationError("--max-buffered-body-bytes must be ≥ 0") }
+        guard maxUnsentBytes >= 0 else { throw ValidationError("--max-unsent-bytes must be ≥ 0") }
         guard maxConnections >= -1 else { throw ValidationError("--max-connections must be ≥ 0") }
         guard (1...64).contains(databaseWriters) else { throw ValidationError("--database-writers must be 1…64") }
         guard databasePollInterval > 0 else { throw ValidationError("--database-poll-interval must be positive") }
@@ -214,6 +220,7 @@ struct ServeCommand: AsyncParsableCommand {
         limits.minBodyRate = minBodyRate
         limits.maxConnections = effectiveMaxConnections
         limits.maxBufferedBodyBytes = maxBufferedBodyBytes
+        limits.maxUnsentBytes = maxUnsentBytes
         limits.maxStreams = accessOptions.maxStreams
         limits.maxStreamsPerClient = accessOptions.maxStreamsPerClient
         return limits

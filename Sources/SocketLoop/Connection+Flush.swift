@@ -51,6 +51,7 @@ extension Connection {
     private func consume(_ written: Int) {
         var remaining = written
         pendingBytes -= written
+        if written > 0 { lastWriteProgress = loop.now }
         while remaining > 0 {
             let first = pending[pendingHead].count
             if remaining >= first {

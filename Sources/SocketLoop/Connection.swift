@@ -23,6 +23,9 @@ public final class Connection: @unchecked Sendable {
     public internal(set) var pendingBytes = 0
     /// Whether the kernel refused bytes and the connection waits for it to accept more.
     public internal(set) var isWriteBlocked = false
+    /// When bytes were last queued on an empty queue or taken by the kernel (for the send
+    /// timeout: a peer that reads nothing holds its unsent bytes only so long).
+    public internal(set) var lastWriteProgress = LoopInstant.now()
     /// An outbound connection not yet established (see ``EventLoop/connect(to:from:handler:)``).
     public internal(set) var isConnecting = false
     /// Why the loop closed the connection, when a system call failed (connect refused, read
@@ -85,6 +88,7 @@ public final class Connection: @unchecked Sendable {
     /// Queues a slice of a shared buffer without copying it.
     public func write(_ slice: ByteSlice) {
         guard !isClosed, lingerState == .open, slice.count > 0 else { return }
+        if pendingBytes == 0 { lastWriteProgress = loop.now }
         pending.append(slice)
         pendingBytes += slice.count
         if !isQueuedForFlush {

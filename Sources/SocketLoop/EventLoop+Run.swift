@@ -125,7 +125,16 @@ extension EventLoop {
             pausedListeners = 0
         }
         for handler in tickHandlers { handler(now) }
+        var stalled = 0
         for case let connection? in connections {
+            if let sendTimeout, connection.isWriteBlocked, !connection.isClosed,
+                connection.lastWriteProgress.advanced(by: sendTimeout) <= now
+            {
+                // The peer has taken nothing for the send timeout: what it holds is freed.
+                stalled += 1
+                connection.close()
+                continue
+            }
             guard let deadline = connection.deadline, deadline <= now, !connection.isClosed else { continue }
             connection.deadline = nil
             if connection.lingerState == .lingering
@@ -135,6 +144,10 @@ extension EventLoop {
             } else {
                 connection.handler?.connection(connection, deadlinePassed: now)
             }
+        }
+        if stalled > 0 {
+            stalledConnectionsTotal.add(stalled, ordering: .relaxed)
+            logger.debug("closed connections whose peers read nothing", metadata: ["stalled": "\(stalled)"])
         }
         for position in listeners.indices where !listeners[position].isRegistered {
             registerListener(at: position)

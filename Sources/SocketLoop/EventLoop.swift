@@ -25,6 +25,8 @@ public final class EventLoop: @unchecked Sendable {
     /// times the listener was paused for it, since start (the log says so once per tick).
     let shedConnectionsTotal = Atomic<Int>(0)
     let listenerPausesTotal = Atomic<Int>(0)
+    /// Connections closed for making no write progress within ``sendTimeout``, since start.
+    let stalledConnectionsTotal = Atomic<Int>(0)
 
     private let inbox = Mutex(Inbox())
     /// Whether urgent work waits: checked between the writes of a long flush.
@@ -52,6 +54,9 @@ public final class EventLoop: @unchecked Sendable {
     var maxConnections = 0
     /// Connections closed at the bound since the last tick (logged once per tick).
     var connectionsOverBound = 0
+    /// How long a connection may hold unsent bytes its peer takes none of; nil: no limit. Set
+    /// before the loop runs.
+    var sendTimeout: Duration?
 
     /// Work queued from other threads: `urgent` runs ahead of `normal` (see ``executeUrgently(_:)``).
     private struct Inbox {

@@ -10,6 +10,8 @@ public final class SharedBytes: @unchecked Sendable {
     private let base: UnsafeMutableRawPointer
     /// The number of bytes.
     public let count: Int
+    /// Runs when the buffer is freed (every slice written or dropped): returns a budget charge.
+    private let onRelease: (@Sendable () -> Void)?
 
     /// Copies `bytes` into a new buffer.
     public convenience init(_ bytes: [UInt8]) {
@@ -17,7 +19,11 @@ public final class SharedBytes: @unchecked Sendable {
     }
 
     /// Copies the concatenation of `parts` into a new buffer (for example a head and a body).
-    public init(parts: [[UInt8]]) {
+    ///
+    /// - Parameter onRelease: runs once when the buffer is freed — after the last connection
+    ///   holding a slice of it wrote or dropped it — for example to return bytes to a budget.
+    public init(parts: [[UInt8]], onRelease: (@Sendable () -> Void)? = nil) {
+        self.onRelease = onRelease
         count = parts.reduce(0) { $0 + $1.count }
         base = .allocate(byteCount: max(count, 1), alignment: 1)
         var offset = 0
@@ -33,12 +39,16 @@ public final class SharedBytes: @unchecked Sendable {
 
     /// Fills a new buffer of `count` bytes with `initializer`.
     public init(count: Int, initializer: (UnsafeMutableRawBufferPointer) -> Void) {
+        onRelease = nil
         self.count = count
         base = .allocate(byteCount: max(count, 1), alignment: 1)
         initializer(UnsafeMutableRawBufferPointer(start: base, count: count))
     }
 
-    deinit { base.deallocate() }
+    deinit {
+        base.deallocate()
+        onRelease?()
+    }
 
     /// Read access to the bytes.
     public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {

@@ -55,6 +55,12 @@ public final class SocketServer: Sendable {
         }
     }
 
+    /// Connections closed because their peer took none of their unsent bytes for the send
+    /// timeout (``SocketServerConfiguration/sendTimeout``), over every loop since start.
+    public var stalledConnections: Int {
+        loops.reduce(0) { $0 + $1.stalledConnectionsTotal.load(ordering: .relaxed) }
+    }
+
     /// Binds every address, starts the loop threads and begins accepting. Returns the TCP ports.
     @discardableResult
     public func start() throws -> [Int] {
@@ -73,6 +79,7 @@ public final class SocketServer: Sendable {
             let share = (configuration.maxConnections + count - 1) / count
             for loop in loops { loop.maxConnections = share }
         }
+        for loop in loops { loop.sendTimeout = configuration.sendTimeout }
         var perLoop = [[(Int32, Bool)]](repeating: [], count: count)
         var ports: [Int] = []
         var shared: [Int32] = []

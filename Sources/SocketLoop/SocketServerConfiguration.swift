@@ -19,6 +19,9 @@ public struct SocketServerConfiguration: Sendable {
     /// Open connections at most, over all loops (each loop takes its share); a connection beyond it
     /// is closed as it is accepted. 0: only the descriptor limit bounds them.
     public var maxConnections = 0
+    /// How long a connection may hold unsent bytes that the peer takes none of (its socket stays
+    /// full); then it is closed and counted (``SocketServer/stalledConnections``). nil: no limit.
+    public var sendTimeout: Duration?
 
     public init(
         addresses: [ListenAddress], loopCount: Int = SocketServerConfiguration.coreCount,

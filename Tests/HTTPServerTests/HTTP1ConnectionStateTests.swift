@@ -19,6 +19,20 @@ import Testing
         #expect(state.phase == .closed)
     }
 
+    @Test func aResponseStillBeingReadKeepsTheConnectionFromIdling() {
+        var state = HTTP1ConnectionState(timeouts: timeouts, now: start)
+        state.headStarted(now: at(1))
+        state.headComplete(now: at(1), expectsBody: false)
+        let readsNext = state.responseComplete(now: at(2), keepAlive: true)
+        #expect(readsNext)
+        // A slow reader is still taking the response at the idle deadline: not idle yet.
+        #expect(state.deadlinePassed(now: at(62), sending: true) == .none)
+        #expect(state.phase == .idle)
+        #expect(state.deadline == at(122))
+        // Once it is all taken, the idle timeout applies.
+        #expect(state.deadlinePassed(now: at(122), sending: false) == .close)
+    }
+
     @Test func slowHeadGetsRequestTimeoutAfterTheHeaderTimeout() {
         var state = HTTP1ConnectionState(timeouts: timeouts, now: start)
         state.headStarted(now: at(5))

@@ -77,4 +77,38 @@ extension HTTP2RequestDeadlinesTests {
         #expect(deadlines.deadline == at(10.002))
         #expect(deadlines.expired(now: at(10.002)) == .resetStreams([HTTP2StreamID(1)]))
     }
+    func queued(_ stream: Int32, sent: Int, queued: Int = 1000) -> HTTP2ServerSession.QueuedResponse {
+        .init(stream: HTTP2StreamID(stream), sentBytes: sent, queuedBytes: queued)
+    }
+
+    @Test func aResponseAtAZeroWindow_IsResetAfterTheIdleTimeoutWithoutProgress() {
+        var deadlines = makeDeadlines()
+        deadlines.track([], prefaceDone: true, now: at(1))
+        deadlines.trackSending([queued(1, sent: 4096)], now: at(1))
+        // Nothing taken since: the deadline stays where it was set.
+        deadlines.trackSending([queued(1, sent: 4096)], now: at(50))
+        #expect(deadlines.deadline == at(61))
+        #expect(deadlines.expired(now: at(60)) == .none)
+        #expect(deadlines.expired(now: at(61)) == .resetStreams([HTTP2StreamID(1)]))
+        #expect(deadlines.deadline == nil)
+    }
+
+    @Test func aSlowReader_KeepsItsStreamWhileItTakesBytes() {
+        var deadlines = makeDeadlines()
+        deadlines.track([], prefaceDone: true, now: at(1))
+        for second in stride(from: 1, through: 300, by: 30) {
+            deadlines.trackSending([queued(3, sent: second * 100)], now: at(Double(second)))
+            #expect(deadlines.expired(now: at(Double(second) + 59)) == .none)
+        }
+        // Drained: forgotten.
+        deadlines.trackSending([], now: at(300))
+        #expect(deadlines.deadline == nil)
+    }
+
+    @Test func stalledResponsesAndStalledBodies_AreResetTogether() {
+        var deadlines = makeDeadlines()
+        deadlines.track([arriving(5, headers: true, body: 10)], prefaceDone: true, now: at(1))
+        deadlines.trackSending([queued(3, sent: 0)], now: at(1))
+        #expect(deadlines.expired(now: at(61)) == .resetStreams([HTTP2StreamID(3), HTTP2StreamID(5)]))
+    }
 }

@@ -146,3 +146,54 @@ def test_without_expect_the_refusal_still_reaches_a_client_whose_body_is_in_flig
     finally:
         sock.close()
     assert received.split(b"\r\n", 1)[0].startswith(b"HTTP/1.1 404"), received[:300]
+
+
+def h2_answer_before_body(server, path: str, content_type: str = "application/json",
+                          extra: list[tuple[str, str]] | None = None) -> tuple[str, bool]:
+    """Over HTTP/2 (h2c, prior knowledge): sends a POST head announcing a 1 MB body and none of
+    the body; returns the status answered and whether the stream was then reset (the client is
+    told to stop sending)."""
+    import h2.config
+    import h2.connection
+    import h2.events
+
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT)
+    connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    connection.initiate_connection()
+    connection.send_headers(1, [(":method", "POST"), (":path", path), (":scheme", "http"),
+                                (":authority", "t"), ("content-type", content_type),
+                                ("content-length", "1000000"), *(extra or [])])
+    sock.sendall(connection.data_to_send())
+    status, reset = None, False
+    try:
+        while not reset:
+            data = sock.recv(65536)
+            if not data:
+                break
+            for event in connection.receive_data(data):
+                if isinstance(event, h2.events.ResponseReceived):
+                    status = dict(event.headers)[b":status"].decode()
+                elif isinstance(event, h2.events.StreamReset):
+                    reset = True
+            sock.sendall(connection.data_to_send())
+    except socket.timeout:
+        pass
+    finally:
+        sock.close()
+    return status, reset
+
+
+@pytest.mark.parametrize("case", ["unknown scope", "wrong media type", "unknown route"])
+def test_over_http2_a_write_refused_anyway_is_answered_from_its_head(server, case):
+    # Before, the stream waited for a body that never came until its deadline reset it.
+    path = {"unknown scope": f"/v1/scopes/{scope_name()}/changesets", "unknown route": "/v1/nothing-here",
+            "wrong media type": "/v1/scopes/demo/changesets"}[case]
+    content_type = "text/plain" if case == "wrong media type" else "application/json"
+    status, reset = h2_answer_before_body(server, path, content_type)
+    assert status == {"unknown scope": "404", "unknown route": "404", "wrong media type": "415"}[case]
+    assert reset, "the client was not told to stop sending its body"
+
+
+def test_over_http2_a_write_without_a_token_is_refused_before_its_body(auth_server):
+    status, reset = h2_answer_before_body(auth_server, "/v1/scopes/canvas-secret/changesets")
+    assert status == "401" and reset

@@ -28,6 +28,8 @@ struct HTTPTestServerCommand: AsyncParsableCommand {
         name: .customLong("max-buffered-body-bytes"), help: "Body bytes all connections may hold at once (0: no bound)."
     )
     var maxBufferedBodyBytes = 256 << 20
+    @Option(name: .customLong("max-unsent-bytes"), help: "Per-request response bytes all connections may hold unsent.")
+    var maxUnsentBytes = 256 << 20
     @Option(name: .customLong("heartbeat-interval"), help: "Seconds between SSE heartbeat comments.")
     var heartbeatInterval = 15.0
     @Option(name: .customLong("max-pending-bytes"), help: "Unsent bytes per connection before a stream is dropped.")
@@ -51,6 +53,7 @@ struct HTTPTestServerCommand: AsyncParsableCommand {
         configuration.minBodyBytesPerSecond = minBodyRate
         configuration.maxConnections = maxConnections
         configuration.maxBufferedBodyBytes = maxBufferedBodyBytes
+        configuration.maxUnsentBytes = maxUnsentBytes
         configuration.heartbeatInterval = .seconds(heartbeatInterval)
         configuration.maxPendingBytes = maxPendingBytes
         configuration.gracePeriod = .seconds(gracePeriod)
