@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <sys/uio.h>
@@ -22,4 +23,11 @@
 #include <unistd.h>
 
 int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);
+
+// Bytes in a socket's send queue not yet acknowledged by the peer (SIOCOUTQ), or -1. A shrinking
+// queue is progress even while the socket stays unwritable (EPOLLOUT waits for a third of it).
+static inline int clinuxio_unsent_bytes(int fd) {
+    int count = 0;
+    return ioctl(fd, TIOCOUTQ, &count) == 0 ? count : -1;
+}
 #endif

@@ -10,9 +10,8 @@ extension HTTP1ConnectionHandler {
         else { return }
         var response = response
         ResponseFinalizer.finalize(&response, for: served, core: core, date: date)
-        ResponseFinalizer.holdUnsent(
-            &response, sendsBody: Self.allowsBody(response.head.status) && !request.isHead, core: core,
-            connection: connection)
+        ResponseFinalizer.shareChargedBody(
+            &response, sendsBody: Self.allowsBody(response.head.status) && !request.isHead)
         let status = response.head.status.code
         let bodyAllowed = Self.allowsBody(response.head.status)
         var head: [UInt8] = []

@@ -38,7 +38,14 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
     /// ``HTTPServerConfiguration/maxPendingBytes`` (see ``dispatchWaiting()``), oldest first.
     /// Their bodies stay charged to the server-wide body budget until they are routed.
     var waiting: [(stream: HTTP2StreamID, head: HTTPRequest, body: [UInt8])] = []
+    /// Body bytes of the `waiting` requests (bounded like unfinished uploads, per connection).
+    var waitingBodyBytes = 0
     private var isDispatchingWaiting = false
+    /// Streams answered with a cached shared body (a scope's state): queued, but costing this
+    /// connection no memory of its own, so they do not back it up.
+    var cachedBodyStreams: Set<HTTP2StreamID> = []
+    /// When the responses waiting for window were last looked at (once per loop wake-up).
+    private var sendingCheckedAt: LoopInstant?
     private var nextRequestID: UInt64 = 0
     /// The HTTP version an upgraded request (stream 1) arrived with.
     private var upgradedVersion: String?
@@ -134,6 +141,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
             }
             flush()
         }
+        if let session { requestDeadlines.trackSending(session.queuedResponses, now: now) }
         switch requestDeadlines.expired(now: now) {
         case .none:
             break
@@ -179,8 +187,9 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
         sinks = [:]
         active = [:]
         requestIDs = [:]
-        for request in waiting { core.releaseBodyBytes(request.body.count) }
+        core.releaseBodyBytes(waitingBodyBytes)
         waiting = []
+        waitingBodyBytes = 0
         for sink in open { sink.finish() }
     }
 
@@ -202,17 +211,19 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
         }
         for event in events {
             switch event {
-            case .request(let stream, _, _) where resetInThisBatch.contains(stream):
+            case .request(let stream, _, _) where resetInThisBatch.contains(stream) || connection.isClosed:
                 break
-            case .request(let stream, let head, let body) where !waiting.isEmpty || isBackedUp:
+            case .request(let stream, let head, let body) where (!waiting.isEmpty || isBackedUp) && !isRefused(head):
                 // Back-pressure: this connection's earlier responses are not taken yet.
-                core.holdBodyBytes(body.count)
-                waiting.append((stream, head, body))
+                wait(stream: stream, head: head, body: body)
             case .request(let stream, let head, let body):
                 dispatch(stream: stream, head: head, body: body)
             case .streamClosed(let stream, _):
+                cachedBodyStreams.remove(stream)
                 if let index = waiting.firstIndex(where: { $0.stream == stream }) {
-                    core.releaseBodyBytes(waiting.remove(at: index).body.count)
+                    let dropped = waiting.remove(at: index).body.count
+                    waitingBodyBytes -= dropped
+                    core.releaseBodyBytes(dropped)
                 }
                 slowStreamDeadlines[stream] = nil
                 if let requestID = requestIDs.removeValue(forKey: stream) { active[requestID] = nil }
@@ -225,10 +236,33 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
         updateDeadline()
     }
 
-    /// Whether this connection's responses wait unsent beyond its share
+    /// Whether this connection's own responses wait unsent beyond its share
     /// (``HTTPServerConfiguration/maxPendingBytes``): new requests wait until the client reads.
+    /// Cached shared bodies do not count; they cost the connection nothing.
     var isBackedUp: Bool {
-        (session?.queuedResponseBytes ?? 0) >= core.configuration.maxPendingBytes
+        guard let session else { return false }
+        var queued = session.queuedResponseBytes
+        for stream in cachedBodyStreams { queued -= session.pendingBytes(on: stream) }
+        return queued > core.configuration.maxPendingBytes
+    }
+
+    /// A request refused from its head alone is answered at once, backed up or not (its answer is small).
+    private func isRefused(_ head: HTTPRequest) -> Bool {
+        core.refusesBeforeBody(HTTPServerRequest(head: head, body: [], version: "HTTP/2"))
+    }
+
+    /// Queues a request behind this connection's unsent responses, its body charged to the
+    /// server-wide body budget; beyond the connection's bound for unfinished uploads the stream
+    /// is refused (REFUSED_STREAM: the client may retry it).
+    private func wait(stream: HTTP2StreamID, head: HTTPRequest, body: [UInt8]) {
+        let bound = session?.configuration.maxBufferedRequestBytes ?? 0
+        guard waitingBodyBytes + body.count <= bound else {
+            session?.reset(stream, errorCode: .refusedStream)
+            return
+        }
+        core.holdBodyBytes(body.count)
+        waitingBodyBytes += body.count
+        waiting.append((stream, head, body))
     }
 
     /// Routes waiting requests, oldest first, while the connection is not backed up.
@@ -238,6 +272,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
         defer { isDispatchingWaiting = false }
         while !waiting.isEmpty, !isBackedUp, !connection.isClosed {
             let next = waiting.removeFirst()
+            waitingBodyBytes -= next.body.count
             core.releaseBodyBytes(next.body.count)
             dispatch(stream: next.stream, head: next.head, body: next.body)
         }
@@ -298,7 +333,12 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
             activeStreams: requestIDs.count + arriving.count + waiting.count, eventStreams: sinks.count, now: now)
         if let session {
             requestDeadlines.track(arriving, prefaceDone: session.hasReceivedFrame, now: now)
-            requestDeadlines.trackSending(session.queuedResponses, now: now)
+            if sendingCheckedAt != now {
+                // Once per wake-up: many events in one iteration need not rescan lagging streams
+                // (the deadline handler looks again before it resets anything).
+                sendingCheckedAt = now
+                requestDeadlines.trackSending(session.queuedResponses, now: now)
+            }
         }
         connection.deadline = nextDeadline
     }
@@ -335,11 +375,12 @@ extension HTTP2ConnectionHandler {
             response.body = []
             response.sharedBody = nil
         }
-        ResponseFinalizer.holdUnsent(
-            &response, sendsBody: request.request.method != .head, core: core, connection: connection)
+        let isCached = response.sharedBody != nil
+        ResponseFinalizer.shareChargedBody(&response, sendsBody: request.request.method != .head)
         if let shared = response.sharedBody {
             // Queued by reference: the one shared copy (a cached state, or a charged large body).
             session.respond(to: request.stream, with: response.head, sharedBody: shared)
+            if isCached { cachedBodyStreams.insert(request.stream) }
         } else {
             session.respond(to: request.stream, with: response.head, body: response.body)
         }

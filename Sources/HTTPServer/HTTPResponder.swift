@@ -18,6 +18,10 @@ public final class HTTPResponder: Sendable {
     let requestID: UInt64
     let renderError: @Sendable (HTTPResponse.Status, String) -> HTTPServerResponse
     let onAnswer: (@Sendable (HTTPResponse.Status, Int, Bool) -> Void)?
+    /// Charges large bodies (``HTTPServerConfiguration/maxUnsentBytes``); nil: no bound.
+    let unsentBudget: UnsentResponseBudget?
+    /// Whether an answer that does not fit the budget may become 503 (a safe request: nothing was done).
+    let mayRefuseWhenBusy: Bool
     private let answered = Atomic<Bool>(false)
 
     init(
@@ -25,13 +29,16 @@ public final class HTTPResponder: Sendable {
         renderError: @escaping @Sendable (HTTPResponse.Status, String) -> HTTPServerResponse = {
             HTTPError($0, $1).response
         },
-        onAnswer: (@Sendable (HTTPResponse.Status, Int, Bool) -> Void)? = nil
+        onAnswer: (@Sendable (HTTPResponse.Status, Int, Bool) -> Void)? = nil,
+        unsentBudget: UnsentResponseBudget? = nil, mayRefuseWhenBusy: Bool = false
     ) {
         self.channel = channel
         self.loop = loop
         self.requestID = requestID
         self.renderError = renderError
         self.onAnswer = onAnswer
+        self.unsentBudget = unsentBudget
+        self.mayRefuseWhenBusy = mayRefuseWhenBusy
     }
 
     deinit {
@@ -53,6 +60,7 @@ public final class HTTPResponder: Sendable {
     @discardableResult
     public func respond(_ response: HTTPServerResponse) -> Bool {
         guard claim() else { return false }
+        let response = charged(response)
         onAnswer?(response.status, response.bodyCount, false)
         let channel = self.channel
         let requestID = self.requestID
@@ -64,6 +72,23 @@ public final class HTTPResponder: Sendable {
             loop.executeUrgently { channel.deliver(response, for: requestID) }
         }
         return true
+    }
+
+    /// Charges a large per-request body to the unsent-bytes budget, or — when it does not fit and
+    /// the request was safe — answers 503 with `Retry-After` instead (before the access log sees it).
+    private func charged(_ response: HTTPServerResponse) -> HTTPServerResponse {
+        guard let unsentBudget, response.sharedBody == nil,
+            response.body.count >= UnsentResponseBudget.chargedBodySize
+        else { return response }
+        var response = response
+        if let charge = unsentBudget.charge(response.body.count, refusable: mayRefuseWhenBusy) {
+            response.unsentCharge = charge
+            return response
+        }
+        var busy = renderError(
+            .serviceUnavailable, "unsent responses exceed the server's bound (--max-unsent-bytes); retry shortly")
+        busy.head.headerFields[.retryAfter] = "1"
+        return busy
     }
 
     /// Answers with `200` and `text/event-stream` and returns the stream to write events to.

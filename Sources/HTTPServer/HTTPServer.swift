@@ -83,7 +83,7 @@ public final class HTTPServer: Service, Sendable {
             shedConnections: sockets.descriptorLimitCounts.shed,
             listenerPauses: sockets.descriptorLimitCounts.pauses,
             stalledConnections: sockets.stalledConnections,
-            unsentResponseBytes: core.unsentBytes.load(ordering: .relaxed))
+            unsentResponseBytes: core.unsentBudget.heldBytes)
     }
 
     /// Starts if needed, serves until graceful shutdown or cancellation, then shuts down.

@@ -35,13 +35,15 @@ public struct HTTPServerConfiguration: Sendable {
     /// Open connections at most; one beyond it is closed as it is accepted. 0: only the
     /// descriptor limit bounds them.
     public var maxConnections: Int = 0
-    /// Request body bytes all HTTP/1.1 connections may hold at once while bodies arrive; the
-    /// request whose bytes do not fit is answered 503 and its connection closed. 0: no bound.
+    /// Request body bytes all connections (HTTP/1.1 and HTTP/2) may hold at once while bodies
+    /// arrive; the request whose bytes do not fit is answered 503 (an HTTP/1.1 connection is then
+    /// closed). 0: no bound.
     public var maxBufferedBodyBytes: Int = 256 << 20
-    /// Response bytes made for one request (not shared buffers such as a cached state) that all
-    /// connections may hold unsent at once; a response that does not fit is answered 503 instead.
-    /// Each connection also holds at most ``maxPendingBytes`` of queued responses before it
-    /// takes its next request. 0: no bound.
+    /// Response bytes made for one request (bodies of 16 KiB or more; not shared buffers such as
+    /// a cached state) that all connections may hold unsent at once. The answer to a GET or HEAD
+    /// that does not fit is 503 with `Retry-After` instead; other answers (their request already
+    /// acted) are charged past it. An HTTP/2 connection also takes no new request while more than
+    /// ``maxPendingBytes`` of its own responses wait unsent. 0: no bound.
     public var maxUnsentBytes: Int = 256 << 20
     /// The last event written to a stream dropped as a slow subscriber, past the cap (once), before
     /// the stream ends and the connection closes (once written, or after the linger timeout if

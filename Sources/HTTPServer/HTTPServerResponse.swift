@@ -21,6 +21,9 @@ public struct HTTPServerResponse: Sendable {
     /// response.sharedBody = cachedState      // a SharedBytes kept with the state's version
     /// ```
     public var sharedBody: SharedBytes?
+    /// This body's share of the unsent-bytes budget (``HTTPServerConfiguration/maxUnsentBytes``),
+    /// taken when the handler answered; freed with the buffer the body is written from.
+    var unsentCharge: UnsentResponseBudget.Charge?
     /// Whether this is ``deferred``: the handler answers later through its responder.
     public private(set) var isDeferred = false
 

@@ -1,7 +1,6 @@
 import Glibc
 import HTTPTypes
 import SocketLoop
-import Synchronization
 
 /// The one place a response is finished before any protocol encodes it (HTTP/1 and HTTP/2 both
 /// call it): adds `Date` and `Server`. Content coding (gzip when the request accepts it) plugs in
@@ -23,40 +22,18 @@ enum ResponseFinalizer {
         ResponseCompression.apply(to: &response, for: request)
     }
 
-    /// Per-request bodies at least this large are charged to
-    /// ``HTTPServerConfiguration/maxUnsentBytes`` while unsent; smaller ones are bounded by the
-    /// connection count (a socket's send buffer usually takes them at once).
-    static let chargedBodySize = 16 * 1024
-
-    /// Charges a large per-request body to the server's unsent-bytes budget
-    /// (``HTTPServerConfiguration/maxUnsentBytes``) for as long as it exists: it becomes a
-    /// ``SocketLoop/SharedBytes`` (the one copy either protocol writes) whose release returns the
-    /// charge once the last byte is written or the connection dropped it. A body that does not fit
-    /// is not kept: the response becomes 503 with `Retry-After`, and the refusal is logged and
-    /// counted like one made before routing. Shared bodies (a cached state) are not charged; they
-    /// exist once whoever reads them. `sendsBody` is false for HEAD and bodiless statuses.
-    static func holdUnsent(
-        _ response: inout HTTPServerResponse, sendsBody: Bool, core: ServerCore, connection: Connection
-    ) {
-        let count = response.body.count
-        guard sendsBody, response.sharedBody == nil, count >= chargedBodySize else { return }
-        let limit = core.configuration.maxUnsentBytes
-        let total = core.unsentBytes.add(count, ordering: .relaxed).newValue
-        if limit > 0, total > limit {
-            core.unsentBytes.subtract(count, ordering: .relaxed)
-            let reason = "unsent responses exceed --max-unsent-bytes; retry shortly"
-            var busy = core.configuration.errorResponse(.serviceUnavailable, reason)
-            busy.head.headerFields[.retryAfter] = "1"
-            busy.head.headerFields[.date] = response.head.headerFields[.date]
-            if let serverName = core.configuration.serverName { busy.head.headerFields[.server] = serverName }
-            response = busy
-            core.recordRejection(status: 503, reason: reason, bodyBytes: busy.bodyCount, connection: connection)
-            return
-        }
-        response.sharedBody = SharedBytes(parts: [response.body]) { [core] in
-            core.unsentBytes.subtract(count, ordering: .relaxed)
-        }
+    /// Moves a body charged to the unsent-bytes budget (``HTTPResponder`` charged it) into the
+    /// one ``SocketLoop/SharedBytes`` either protocol writes from, which keeps the charge until it
+    /// is freed — once its last byte is written or the connection dropped it. Call it after
+    /// ``finalize(_:for:core:date:)`` (a gzip'd body is smaller; the charge stays the larger size).
+    /// A body that is not sent (HEAD, bodiless statuses) is left alone: the charge ends with the
+    /// response.
+    static func shareChargedBody(_ response: inout HTTPServerResponse, sendsBody: Bool) {
+        guard sendsBody, let charge = response.unsentCharge, response.sharedBody == nil, !response.body.isEmpty
+        else { return }
+        response.sharedBody = SharedBytes(parts: [response.body]) { withExtendedLifetime(charge) {} }
         response.body = []
+        response.unsentCharge = nil
     }
 
     /// The same for the head of a streamed response (event streams).

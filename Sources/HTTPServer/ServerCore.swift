@@ -11,12 +11,12 @@ final class ServerCore: Sendable {
     let router: Router
     let logger: Logger
     let stats = ServerStats()
-    /// Request body bytes buffered by all connections (HTTP/1.1), against
+    /// Request body bytes buffered by all connections (HTTP/1.1 and HTTP/2), against
     /// ``HTTPServerConfiguration/maxBufferedBodyBytes``.
     private let bufferedBodyBytes = Atomic<Int>(0)
     /// Bytes of per-request response bodies not yet written to their sockets, against
-    /// ``HTTPServerConfiguration/maxUnsentBytes`` (see ``ResponseFinalizer/holdUnsent(_:core:)``).
-    let unsentBytes = Atomic<Int>(0)
+    /// ``HTTPServerConfiguration/maxUnsentBytes``.
+    let unsentBudget: UnsentResponseBudget
     let parserLimits: HTTP1ParserLimits
     let dateCaches: [DateCache]
     let timeouts: HTTP1ConnectionState.Timeouts
@@ -31,6 +31,7 @@ final class ServerCore: Sendable {
         self.router = router
         self.logger = logger
         self.http2 = http2
+        unsentBudget = UnsentResponseBudget(limit: configuration.maxUnsentBytes)
         parserLimits = HTTP1ParserLimits(
             maxHeaderBytes: configuration.maxHeaderBytes, maxTargetBytes: configuration.maxTargetBytes)
         dateCaches = (0..<max(configuration.loopCount, 1)).map { _ in DateCache() }
@@ -124,7 +125,8 @@ final class ServerCore: Sendable {
         }
         let responder = HTTPResponder(
             channel: channel, loop: connection.loop, requestID: requestID, renderError: configuration.errorResponse,
-            onAnswer: onAnswer)
+            onAnswer: onAnswer, unsentBudget: unsentBudget,
+            mayRefuseWhenBusy: request.method == .get || request.method == .head)
         return HTTPRequestContext(logger: logger, remoteAddress: connection.remoteAddress, responder: responder)
     }
 

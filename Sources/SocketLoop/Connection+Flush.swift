@@ -27,6 +27,7 @@ extension Connection {
                     if code == EINTR { continue }
                     if code == EAGAIN || code == EWOULDBLOCK {
                         isWriteBlocked = true
+                        kernelQueuedBytes = Int(clinuxio_unsent_bytes(fileDescriptor))
                         return false
                     }
                     fail(SocketError(operation: "write", code: code))
@@ -56,6 +57,8 @@ extension Connection {
             let first = pending[pendingHead].count
             if remaining >= first {
                 remaining -= first
+                // Free the written buffer now (a large body, and the budget charge it carries).
+                pending[pendingHead] = Self.written
                 pendingHead += 1
             } else {
                 pending[pendingHead].removeFirst(remaining)
@@ -70,6 +73,23 @@ extension Connection {
 }
 
 extension Connection {
+    /// Stands in for a slice already written, so its buffer is freed at once.
+    static let written = ByteSlice(SharedBytes([]))
+
+    /// Whether a write-blocked connection's peer has taken none of its bytes for `timeout`: no
+    /// `writev` progress, and the kernel's send queue has not shrunk either (checked here, only
+    /// for connections already past the timeout, and remembered as progress when it has).
+    func hasStalled(now: LoopInstant, timeout: Duration) -> Bool {
+        guard isWriteBlocked, !isClosed, lastWriteProgress.advanced(by: timeout) <= now else { return false }
+        let queued = Int(clinuxio_unsent_bytes(fileDescriptor))
+        if queued >= 0, kernelQueuedBytes >= 0, queued < kernelQueuedBytes {
+            kernelQueuedBytes = queued
+            lastWriteProgress = now
+            return false
+        }
+        return true
+    }
+
     /// Writes what is queued now instead of at the end of the loop iteration.
     public func flushNow() {
         guard !isClosed, pendingBytes > 0, !isWriteBlocked else { return }

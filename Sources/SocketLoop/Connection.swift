@@ -26,6 +26,9 @@ public final class Connection: @unchecked Sendable {
     /// When bytes were last queued on an empty queue or taken by the kernel (for the send
     /// timeout: a peer that reads nothing holds its unsent bytes only so long).
     public internal(set) var lastWriteProgress = LoopInstant.now()
+    /// The kernel's send queue (SIOCOUTQ) when it last refused bytes, or since: a peer that
+    /// drains it slowly is making progress though the socket is not yet writable again.
+    var kernelQueuedBytes = -1
     /// An outbound connection not yet established (see ``EventLoop/connect(to:from:handler:)``).
     public internal(set) var isConnecting = false
     /// Why the loop closed the connection, when a system call failed (connect refused, read

@@ -127,9 +127,7 @@ extension EventLoop {
         for handler in tickHandlers { handler(now) }
         var stalled = 0
         for case let connection? in connections {
-            if let sendTimeout, connection.isWriteBlocked, !connection.isClosed,
-                connection.lastWriteProgress.advanced(by: sendTimeout) <= now
-            {
+            if let sendTimeout, connection.hasStalled(now: now, timeout: sendTimeout) {
                 // The peer has taken nothing for the send timeout: what it holds is freed.
                 stalled += 1
                 connection.close()

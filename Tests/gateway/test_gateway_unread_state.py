@@ -53,3 +53,47 @@ def test_many_clients_that_do_not_read_a_large_state_share_one_copy(api, server)
             sock.close()
     # The server still answers.
     assert api.http.get("/healthz").status_code == 200
+
+
+def test_over_http2_an_unread_state_does_not_hold_back_the_connections_next_request(api, server):
+    """The cached state costs a connection nothing, so it does not count toward the connection's
+    back-pressure (`--max-pending-bytes`, 1 MiB): with a 1.3 MB state left unread at the client's
+    window, the next request on the same connection is answered at once. (A per-request body
+    that large would hold it back until the client reads.)"""
+    import h2.config
+    import h2.connection
+    import h2.events
+    import h2.settings
+
+    name, state = api.create_canvas()
+    root = state["rootUUID"]
+    for batch in range(0, 4000, 500):
+        uuids = [new_uuid() for _ in range(500)]
+        fragments = [add(uuid, "Shape", x=batch + i, y=0, label=chr(65 + i % 26) * LABEL)
+                     for i, uuid in enumerate(uuids)]
+        fragments.append(change(root, "Canvas", shapes={"insert": uuids}))
+        api.apply(name, fragments)
+
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    connection.initiate_connection()
+    connection.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 16384})
+    authority = f"127.0.0.1:{server.port}"
+    connection.send_headers(1, [(":method", "GET"), (":path", f"/v1/scopes/{name}"), (":scheme", "http"),
+                                (":authority", authority)], end_stream=True)
+    connection.send_headers(3, [(":method", "GET"), (":path", "/healthz"), (":scheme", "http"),
+                                (":authority", authority)], end_stream=True)
+    sock.sendall(connection.data_to_send())
+    statuses: dict[int, str] = {}
+    try:
+        while 3 not in statuses:
+            data = sock.recv(65536)
+            assert data, "the server closed the connection"
+            for event in connection.receive_data(data):
+                if isinstance(event, h2.events.ResponseReceived):
+                    statuses[event.stream_id] = dict(event.headers)[b":status"].decode()
+            # Never acknowledge the state's DATA: its stream stays at a closed window.
+            sock.sendall(connection.data_to_send())
+    finally:
+        sock.close()
+    assert statuses == {1: "200", 3: "200"}

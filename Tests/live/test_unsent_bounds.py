@@ -70,6 +70,31 @@ def test_http1_clients_that_never_read_hold_at_most_the_budget(start_server):
         time.sleep(0.2)
 
 
+def test_an_answer_to_a_write_is_never_refused_for_the_budget(start_server):
+    # A POST has acted by the time it answers (a committed change set): its answer is charged past
+    # the bound instead of becoming a 503 the client might retry. A GET is refused.
+    server = start_server("--max-unsent-bytes", str(8 * MIB), "--loops", "1")
+    holders = []
+    try:
+        for _ in range(3):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.settimeout(BOUND)
+            sock.connect(server.address)
+            sock.sendall(b"GET /bytes/4000000 HTTP/1.1\r\nHost: t\r\n\r\n")
+            holders.append(sock)
+        assert [b" 200 " in status_line(sock) for sock in holders].count(True) == 2
+        with socket.create_connection(server.address, timeout=BOUND) as sock:
+            sock.sendall(b"POST /bytes/4000000 HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
+            assert b" 200 " in status_line(sock)
+        with socket.create_connection(server.address, timeout=BOUND) as sock:
+            sock.sendall(b"GET /bytes/4000000 HTTP/1.1\r\nHost: t\r\n\r\n")
+            assert b" 503 " in status_line(sock)
+    finally:
+        for sock in holders:
+            sock.close()
+
+
 def test_http1_a_reader_that_takes_nothing_is_closed_after_the_idle_timeout(start_server):
     server = start_server("--idle-timeout", "2", "--loops", "1")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -20,7 +20,7 @@ enum TestRoutes {
 
         router.get("/health") { _, _ in .text("ok") }
         router.get("/static") { _, _ in .json(staticBody) }
-        router.get("/bytes/{n}") { _, context in
+        router.on(nil, "/bytes/{n}") { _, context in
             guard let text = context.parameters["n"], let count = Int(text), count >= 0, count <= maxBytesRoute else {
                 throw HTTPError(.badRequest, "n must be an integer from 0 to \(maxBytesRoute)")
             }
