@@ -7,8 +7,8 @@ descriptors, RSS, and the latency of `/healthz` from an honest client during the
 1. Stalled HTTP/2 requests under `--nofile 256` (`--header-timeout 5 --idle-timeout 10`): 80
    connections leave a header block unfinished, 80 stop in a POST body, 80 ask for a 4 MB history
    page at a zero window. Before the bounds they stayed open and every new client got a reset.
-2. 200 HTTP/1.1 clients GET a ~7 MB state and never read it; then 20 clients GET a ~6 MB
-   history page each and never read it (`--max-unsent-bytes 64 MiB`).
+2. 200 HTTP/1.1 clients GET a ~7 MB state and never read it; then 20 clients GET a history
+   page of all 40 change sets each and never read it (`--max-unsent-bytes 64 MiB`).
 3. 200 HTTP/2 connections POST ~1 MB change sets without a token to an auth-enabled gateway.
 
 Starts its own `jetstream serve` processes on free loopback ports with throwaway data directories.
@@ -30,7 +30,7 @@ import uuid
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "Tests" / "live"))
 
-from h2raw import DataFrame, H2Connection, HeadersFrame  # noqa: E402
+from h2raw import ConnectionEnded, DataFrame, H2Connection, HeadersFrame  # noqa: E402
 
 LISTENING = re.compile(r"listening on http://127\.0\.0\.1:(\d+)")
 
@@ -79,7 +79,7 @@ class Gateway:
             return f"failed ({type(error).__name__})"
 
     def canvas(self, shapes: int, per_set: int) -> str:
-        name = f"attack-{uuid.uuid4().hex[:8]}"
+        name = f"canvas-attack-{uuid.uuid4().hex[:8]}"
         root = self.call("PUT", f"/v1/scopes/{name}", {"root": {"clsName": "Canvas"}})["rootUUID"]
         for batch in range(0, shapes, per_set):
             ids = [str(uuid.uuid4()).upper() for _ in range(per_set)]
@@ -113,8 +113,8 @@ def stalled_http2(binary: str) -> None:
                 else:
                     conn.request(1, f"/v1/scopes/{name}/changesets?since=0")
                 held.append(conn)
-            except OSError:
-                break
+            except (OSError, ConnectionEnded, TimeoutError):
+                break  # the server is out of descriptors
         print(f"1. {len(held)} stalled HTTP/2 connections (fd limit 256)")
         started = time.monotonic()
         for wait in (0, 8, 16, 25):
@@ -143,6 +143,9 @@ def unread_responses(binary: str) -> None:
               f"/healthz {gateway.healthz()}")
         for sock in clients:
             sock.close()
+        history = f"http://127.0.0.1:{gateway.port}/v1/scopes/{name}/changesets?since=0"
+        with urllib.request.urlopen(history, timeout=60) as response:
+            page = len(response.read())
         time.sleep(1)
         before = gateway.rss_mib()
         pages, statuses = [], []
@@ -154,7 +157,7 @@ def unread_responses(binary: str) -> None:
             sock.sendall(f"GET /v1/scopes/{name}/changesets?since=0 HTTP/1.1\r\nHost: t\r\n\r\n".encode())
             statuses.append(sock.recv(64).split(b" ")[1].decode())
             pages.append(sock)
-        print(f"   20 clients, unread ~6 MB history pages: RSS {before:.0f} -> {gateway.rss_mib():.0f} MiB, "
+        print(f"   20 clients, unread {page / 1e6:.1f} MB history pages: RSS {before:.0f} -> {gateway.rss_mib():.0f} MiB, "
               f"answers {sorted(statuses)}, /healthz {gateway.healthz()}")
         for sock in pages:
             sock.close()
