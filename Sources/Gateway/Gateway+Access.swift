@@ -139,7 +139,9 @@ extension Gateway {
     }
 
     static func unauthorized(invalidToken reason: String, kind: ProblemKind = .unauthorized) -> Problem {
-        let quoted = reason.replacingOccurrences(of: "\"", with: "'")
+        // By scalar: `replacingOccurrences` compares Characters, and a quote followed by a
+        // combining mark is one Character, so it would stay and end the quoted string early.
+        let quoted = String(String.UnicodeScalarView(reason.unicodeScalars.map { $0 == "\"" ? "'" : $0 }))
         return Problem(
             kind, detail: reason,
             headers: [

@@ -158,4 +158,14 @@ import Testing
         CORSPolicy().apply(origin: "https://app.example", to: &fields)
         #expect(fields.isEmpty)
     }
+    @Test func aQuoteInTheReason_NeverEndsTheChallengesQuotedString() {
+        // A quote followed by a combining mark is one Character: it must still be replaced.
+        let problem = Gateway.unauthorized(invalidToken: "claim \"\u{301}a\" and \"b\" are wrong")
+        let challenge = problem.headers[ServerHeaders.wwwAuthenticate] ?? ""
+        let description = String(challenge.split(separator: "error_description=").last ?? "")
+        let inner = description.unicodeScalars.dropFirst().dropLast()
+        #expect(description.unicodeScalars.first == "\"" && description.unicodeScalars.last == "\"")
+        #expect(!inner.contains("\""), "\(challenge)")
+        #expect(inner.filter { $0 == "'" }.count == 4)
+    }
 }
