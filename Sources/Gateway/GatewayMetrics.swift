@@ -95,7 +95,7 @@ public final class GatewayMetrics: ScopeEngineObserver {
     /// What a change-set POST can be answered with (rejection counters are created for these).
     static let changeSetProblemKinds: [ProblemKind] = [
         .badRequest, .invalidJSON, .notFound, .unsupportedMediaType, .invalidChangeSet, .preconditionFailed,
-        .idempotencyKeyReused, .idempotencyKeyInFlight, .storeUnavailable, .internal,
+        .idempotencyKeyReused, .idempotencyKeyInFlight, .storeUnavailable, .serverBusy, .internal,
     ]
 
     public init() {

@@ -23,6 +23,8 @@ extension Problem {
             case 431: .headersTooLarge
             case 501: .notImplemented
             case 505: .httpVersionNotSupported
+            // The engine answers 503 only at its bounds (request bodies, unsent responses).
+            case 503: .serverBusy
             case 500...: .internal
             default: .badRequest
             }

@@ -31,6 +31,9 @@ public enum ProblemKind: String, Sendable, CaseIterable {
     case tooManyStreams = "too-many-streams"
     case tooManyFragments = "too-many-fragments"
     case storeUnavailable = "store-unavailable"
+    /// The server holds as many request bodies or unsent responses as it allows (503 with
+    /// `Retry-After`): nothing was done, retry shortly.
+    case serverBusy = "server-busy"
     case `internal` = "internal"
 
     /// The `type` member: a relative URI, resolved against the gateway's own address.
@@ -60,7 +63,7 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .unauthorized, .tokenExpired: .unauthorized
         case .forbidden: .forbidden
         case .tooManyFragments: .contentTooLarge
-        case .notReady, .storeUnavailable: .serviceUnavailable
+        case .notReady, .storeUnavailable, .serverBusy: .serviceUnavailable
         case .internal: .internalServerError
         }
     }
@@ -96,6 +99,7 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .tooManyStreams: "Too many event streams"
         case .tooManyFragments: "Too many fragments in one change set"
         case .storeUnavailable: "The store is unavailable"
+        case .serverBusy: "The server is busy"
         case .internal: "Internal error"
         }
     }

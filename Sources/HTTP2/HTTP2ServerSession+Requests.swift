@@ -193,25 +193,35 @@ extension HTTP2ServerSession {
         for state in rejectedStreams where streams[state.id.rawValue] === state {
             let status: HTTPResponse.Status
             let message: String
+            let reason: String
             switch state.rejection {
             case .headersTooLarge:
                 status = .requestHeaderFieldsTooLarge
                 message = "request header fields exceed \(configuration.maxHeaderListSize) bytes"
+                reason = "request header section too large"
             case .bodyTooLarge:
                 status = .contentTooLarge
                 message = "request body exceeds \(configuration.maxRequestBodySize) bytes"
-            case .malformed(let reason):
+                reason = "request body too large"
+            case .malformed(let detail):
                 status = .badRequest
-                message = "malformed request: \(reason)"
+                message = "malformed request: \(detail)"
+                reason = "malformed HTTP/2 request"
             case .serverBusy:
                 status = .serviceUnavailable
                 message = "too many request bodies are being received; retry shortly"
+                reason = message
             case .overBudget, nil:
                 reset(state.id, errorCode: .refusedStream)
                 continue
             }
-            let response = HTTPResponse(status: status, headerFields: [.contentType: "text/plain; charset=utf-8"])
-            respond(to: state.id, with: response, body: Array((message + "\n").utf8))
+            if let renderRejection {
+                let (head, body) = renderRejection(status, message, reason)
+                respond(to: state.id, with: head, body: body)
+            } else {
+                let response = HTTPResponse(status: status, headerFields: [.contentType: "text/plain; charset=utf-8"])
+                respond(to: state.id, with: response, body: Array((message + "\n").utf8))
+            }
         }
         rejectedStreams.removeAll()
     }

@@ -12,20 +12,7 @@ extension HTTP2ServerSession {
     /// - Returns: `false` when the stream is gone (the client reset it) or already has a response.
     @discardableResult
     public func respond(to stream: HTTP2StreamID, with response: HTTPResponse, body: [UInt8] = []) -> Bool {
-        guard let state = streams[stream.rawValue], state.requestDelivered || state.rejection != nil,
-            !state.responseStarted
-        else { return false }
-        var response = response
-        if !body.isEmpty && response.headerFields[.contentLength] == nil {
-            response.headerFields[.contentLength] = String(body.count)
-        }
-        let sendsBody = !body.isEmpty && !state.isHeadRequest
-        if sendsBody {
-            state.enqueue(body)
-            didQueue(state, bytes: body.count)
-        }
-        state.endWritten = true
-        return submit(response, on: state, withBody: sendsBody)
+        respond(to: stream, with: response, bodyCount: body.count) { $0.enqueue(body) }
     }
 
     /// Sends a complete response whose body is a buffer shared by reference (no copy is made;
@@ -39,17 +26,24 @@ extension HTTP2ServerSession {
     @discardableResult
     public func respond(to stream: HTTP2StreamID, with response: HTTPResponse, sharedBody: any HTTP2SharedBody) -> Bool
     {
+        respond(to: stream, with: response, bodyCount: sharedBody.count) { $0.enqueue(shared: sharedBody) }
+    }
+
+    /// A complete response whose `bodyCount` bytes `enqueue` queues (not for a HEAD request).
+    private func respond(
+        to stream: HTTP2StreamID, with response: HTTPResponse, bodyCount: Int, enqueue: (HTTP2StreamState) -> Void
+    ) -> Bool {
         guard let state = streams[stream.rawValue], state.requestDelivered || state.rejection != nil,
             !state.responseStarted
         else { return false }
         var response = response
-        if sharedBody.count > 0 && response.headerFields[.contentLength] == nil {
-            response.headerFields[.contentLength] = String(sharedBody.count)
+        if bodyCount > 0 && response.headerFields[.contentLength] == nil {
+            response.headerFields[.contentLength] = String(bodyCount)
         }
-        let sendsBody = sharedBody.count > 0 && !state.isHeadRequest
+        let sendsBody = bodyCount > 0 && !state.isHeadRequest
         if sendsBody {
-            state.enqueue(shared: sharedBody)
-            didQueue(state, bytes: sharedBody.count)
+            enqueue(state)
+            didQueue(state, bytes: bodyCount)
         }
         state.endWritten = true
         return submit(response, on: state, withBody: sendsBody)

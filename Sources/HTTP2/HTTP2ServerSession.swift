@@ -50,6 +50,14 @@ public final class HTTP2ServerSession {
     /// session.admitsBody = { head in head.headerFields[.contentType] == "application/json" }
     /// ```
     public var admitsBody: ((HTTPRequest) -> Bool)?
+    /// Renders the answers the session gives itself (431, 413, 400, 503) from their status, a
+    /// message for the client and a fixed reason (the same for every such request: fit for a
+    /// log or a metric label). nil answers in plain text.
+    ///
+    /// ```swift
+    /// session.renderRejection = { status, message, _ in (HTTPResponse(status: status), Array(message.utf8)) }
+    /// ```
+    public var renderRejection: ((HTTPResponse.Status, String, String) -> (HTTPResponse, [UInt8]))?
     /// Response bytes queued on all streams and not yet taken by nghttp2.
     public internal(set) var queuedResponseBytes = 0
     /// Streams with response bytes queued (see ``queuedResponses``).

@@ -103,12 +103,14 @@ extension HTTP1ConnectionHandler {
         var head: [UInt8] = []
         let rendered = core.configuration.errorResponse(HTTPResponse.Status(code: error.status), error.reason)
         let body = rendered.body
+        var headers = [
+            ("Content-Type", rendered.head.headerFields[.contentType] ?? "text/plain; charset=utf-8"),
+            ("Content-Length", String(body.count)), ("Date", date.current), ("Connection", "close"),
+        ]
+        // The engine answers 503 only at a bound that frees itself (the body budget): retry soon.
+        if error.status == 503 { headers.append(("Retry-After", "1")) }
         HTTP1ResponseEncoder.encodeHead(
-            status: error.status, reason: HTTP1ResponseEncoder.reasonPhrase(for: error.status),
-            headers: [
-                ("Content-Type", rendered.head.headerFields[.contentType] ?? "text/plain; charset=utf-8"),
-                ("Content-Length", String(body.count)), ("Date", date.current), ("Connection", "close"),
-            ],
+            status: error.status, reason: HTTP1ResponseEncoder.reasonPhrase(for: error.status), headers: headers,
             into: &head)
         connection.write(ByteSlice(SharedBytes(parts: [head, body])))
         connection.closeAfterFlush()

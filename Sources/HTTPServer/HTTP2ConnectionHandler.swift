@@ -64,10 +64,18 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
         date = core.dateCache(for: connection.loop)
         session = try? HTTP2ServerSession(configuration: Self.sessionConfiguration(core.configuration))
         session?.bodyBudget = core
-        // A body is read only when its request may succeed (the HTTP/1.1 rule, `answerBeforeBody`).
-        session?.admitsBody = { [core] head in
-            !core.refusesBeforeBody(HTTPServerRequest(head: head, body: [], version: "HTTP/2"))
+        // The session's own refusals are the server's errors (problem+json in the gateway),
+        // logged and counted like HTTP/1.1's.
+        session?.renderRejection = { [core, connection] status, message, reason in
+            var rendered = core.configuration.errorResponse(status, message)
+            if status == .serviceUnavailable { rendered.head.headerFields[.retryAfter] = "1" }
+            core.recordRejection(
+                status: Int(status.code), reason: reason, bodyBytes: rendered.bodyCount, connection: connection,
+                version: "HTTP/2")
+            return (rendered.head, rendered.sharedBody?.array ?? rendered.body)
         }
+        // A body is read only when its request may succeed (the HTTP/1.1 rule, `answerBeforeBody`).
+        session?.admitsBody = { [core] head in !Self.isRefused(head, core: core) }
         state = HTTP2ConnectionState(
             idleTimeout: core.timeouts.idle, heartbeatInterval: core.timeouts.heartbeat, now: connection.loop.now)
         requestDeadlines = HTTP2RequestDeadlines(
@@ -213,7 +221,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
             switch event {
             case .request(let stream, _, _) where resetInThisBatch.contains(stream) || connection.isClosed:
                 break
-            case .request(let stream, let head, let body) where (!waiting.isEmpty || isBackedUp) && !isRefused(head):
+            case .request(let stream, let head, let body)
+            where (!waiting.isEmpty || isBackedUp) && !Self.isRefused(head, core: core):
                 // Back-pressure: this connection's earlier responses are not taken yet.
                 wait(stream: stream, head: head, body: body)
             case .request(let stream, let head, let body):
@@ -246,8 +255,9 @@ final class HTTP2ConnectionHandler: ConnectionHandler, HTTPResponseChannel, @unc
         return queued > core.configuration.maxPendingBytes
     }
 
-    /// A request refused from its head alone is answered at once, backed up or not (its answer is small).
-    private func isRefused(_ head: HTTPRequest) -> Bool {
+    /// Whether a request is refused from its head alone: its body is not read, and it is
+    /// answered at once, backed up or not (its answer is small).
+    private static func isRefused(_ head: HTTPRequest, core: ServerCore) -> Bool {
         core.refusesBeforeBody(HTTPServerRequest(head: head, body: [], version: "HTTP/2"))
     }
 

@@ -132,12 +132,14 @@ final class ServerCore: Sendable {
 
     /// Counts a request answered before routing and gives it an access-log line with the reason:
     /// a smuggling attempt or a flood of bad heads is seen, not only answered.
-    func recordRejection(status: Int, reason: String, bodyBytes: Int, connection: Connection) {
+    func recordRejection(
+        status: Int, reason: String, bodyBytes: Int, connection: Connection, version: String = "HTTP/1.1"
+    ) {
         stats.rejected.add(1, ordering: .relaxed)
         guard let accessLog = configuration.accessLog else { return }
         accessLog(
             AccessLogEntry(
-                method: "-", target: "-", route: nil, version: "HTTP/1.1", status: status, bodyBytes: bodyBytes,
+                method: "-", target: "-", route: nil, version: version, status: status, bodyBytes: bodyBytes,
                 streamed: false, duration: .zero, remoteAddress: connection.remoteAddress, rejection: reason))
     }
 

@@ -24,6 +24,16 @@ def rss_mib(server) -> float:
         return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
 
 
+def slow_reader(server, request: bytes, receive_buffer: int = 4096) -> socket.socket:
+    """A client with a small receive window (set before connecting) that has sent `request`."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    sock.settimeout(BOUND)
+    sock.connect(server.address)
+    sock.sendall(request)
+    return sock
+
+
 def status_line(sock: socket.socket) -> bytes:
     received = b""
     while b"\r\n" not in received:
@@ -41,11 +51,7 @@ def test_http1_clients_that_never_read_hold_at_most_the_budget(start_server):
     clients = []
     try:
         for _ in range(40):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            sock.settimeout(BOUND)
-            sock.connect(server.address)
-            sock.sendall(b"GET /bytes/4000000 HTTP/1.1\r\nHost: t\r\n\r\n")
+            sock = slow_reader(server, b"GET /bytes/4000000 HTTP/1.1\r\nHost: t\r\n\r\n")
             clients.append(sock)
         statuses = [status_line(sock) for sock in clients]
         grown = rss_mib(server) - before
@@ -77,11 +83,7 @@ def test_an_answer_to_a_write_is_never_refused_for_the_budget(start_server):
     holders = []
     try:
         for _ in range(3):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            sock.settimeout(BOUND)
-            sock.connect(server.address)
-            sock.sendall(b"GET /bytes/4000000 HTTP/1.1\r\nHost: t\r\n\r\n")
+            sock = slow_reader(server, b"GET /bytes/4000000 HTTP/1.1\r\nHost: t\r\n\r\n")
             holders.append(sock)
         assert [b" 200 " in status_line(sock) for sock in holders].count(True) == 2
         with socket.create_connection(server.address, timeout=BOUND) as sock:
@@ -97,12 +99,8 @@ def test_an_answer_to_a_write_is_never_refused_for_the_budget(start_server):
 
 def test_http1_a_reader_that_takes_nothing_is_closed_after_the_idle_timeout(start_server):
     server = start_server("--idle-timeout", "2", "--loops", "1")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    sock.settimeout(BOUND)
-    sock.connect(server.address)
     # `Connection: close` used to keep such a response queued for as long as the client lived.
-    sock.sendall(b"GET /bytes/10000000 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+    sock = slow_reader(server, b"GET /bytes/10000000 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
     time.sleep(5)  # take nothing for longer than the idle timeout
     received = 0
     deadline = time.monotonic() + BOUND
@@ -120,21 +118,22 @@ def test_http1_a_reader_that_takes_nothing_is_closed_after_the_idle_timeout(star
 
 
 def test_http1_a_slow_reader_still_gets_a_response_that_outlasts_the_idle_timeout(start_server):
+    # 10 MB: more than the kernel's send buffers take, so most of it waits in the server while
+    # the client reads; before, the idle deadline closed the connection 2 s after the answer.
     server = start_server("--idle-timeout", "2", "--loops", "1")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
-    sock.settimeout(BOUND)
-    sock.connect(server.address)
-    sock.sendall(b"GET /bytes/2000000 HTTP/1.1\r\nHost: t\r\n\r\n")
-    received = b""
+    sock = slow_reader(server, b"GET /bytes/10000000 HTTP/1.1\r\nHost: t\r\n\r\n", receive_buffer=16384)
+    received = bytearray()
+    body_start = -1
     started = time.monotonic()
     try:
-        while b"\r\n\r\n" not in received or len(received.split(b"\r\n\r\n", 1)[1]) < 2_000_000:
+        while body_start < 0 or len(received) - body_start < 10_000_000:
             chunk = sock.recv(65536)
             assert chunk, f"closed after {len(received)} bytes ({time.monotonic() - started:.1f}s)"
             received += chunk
-            # About 500 kB/s: the response takes longer than the 2 s idle timeout to read.
-            time.sleep(0.1)
+            if body_start < 0 and b"\r\n\r\n" in received:
+                body_start = received.index(b"\r\n\r\n") + 4
+            # A small window and a pause per read: the response takes longer than the 2 s idle timeout.
+            time.sleep(0.01)
             assert time.monotonic() - started < BOUND * 2
     finally:
         sock.close()
