@@ -66,11 +66,13 @@ extension ScopeEngine {
 
     private func reload(_ name: String, replacing handle: ScopeHandle) async -> ScopeHandle? {
         do {
-            guard let recovered = try await store.recoverScope(named: name), !isDeleted(recovered) else {
+            guard let recovered = try await store.recoverScope(named: name), !isDeleted(recovered),
+                let reloaded = try host(restore(recovered), readAt: recovered.info.version, replacing: true)
+            else {
                 return await confirmDeleted(name, handle: handle)
             }
             logger.info("scope reloaded from the shared store", metadata: ["scope": "\(name)"])
-            return try adopt(recovered)
+            return reloaded
         } catch {
             logger.warning("cannot reload a scope", metadata: ["scope": "\(name)", "error": "\(error)"])
             return handle
@@ -84,12 +86,14 @@ extension ScopeEngine {
 
     /// A scope another node deleted: it leaves this node, its subscribers get `deleted` and end.
     func acceptDeleted(_ name: String, version: Int, handle: ScopeHandle) {
+        // The tombstone first, as in `delete(name:)`: a copy read before the deletion and
+        // hosted after the handle leaves must find it (see `host(_:readAt:replacing:)`).
+        tombstones.withLock { $0[name] = max($0[name] ?? 0, version) }
         let removed = scopes.withLock { scopes in
             guard scopes[name] === handle else { return false }
             scopes[name] = nil
             return true
         }
-        tombstones.withLock { $0[name] = max($0[name] ?? 0, version) }
         guard removed else { return }
         handle.runtime.withLock { runtime in
             runtime.deleted = true
@@ -118,12 +122,27 @@ extension ScopeEngine {
     /// copy read is of an incarnation deleted since (or being deleted here).
     func adoptIfAbsent(_ scope: RecoveredScope) throws -> ScopeHandle? {
         guard !isDeleted(scope) else { return nil }
-        let made = try restore(scope)
-        return scopes.withLock { scopes in
-            if let existing = scopes[made.name] { return existing }
+        return try host(restore(scope), readAt: scope.info.version, replacing: false)
+    }
+
+    /// Makes `made` — restored from a copy of its scope read from the store at version `read` —
+    /// the live handle for its name, unless that copy is of an incarnation deleted since: checked
+    /// under the scopes' lock, because ``delete(name:)`` raises the tombstone before it takes the
+    /// handle out, so a delete that ran while the copy was read or restored is seen here and the
+    /// copy is dropped rather than brought back to life. Without `replacing`, a handle already
+    /// live (created here meanwhile) is kept and returned; with it, the old handle is replaced
+    /// and its subscribers end (they get `reset` when they resume).
+    func host(_ made: ScopeHandle, readAt read: Int64, replacing: Bool) -> ScopeHandle? {
+        let outcome = scopes.withLock { scopes -> (live: ScopeHandle?, replaced: ScopeHandle?) in
+            let existing = scopes[made.name]
+            if let existing, !replacing { return (existing, nil) }
+            let tombstone = tombstones.withLock { $0[made.name] }
+            if let tombstone, Int(read) <= tombstone { return (nil, nil) }
             scopes[made.name] = made
-            return made
+            return (made, existing)
         }
+        if let replaced = outcome.replaced, replaced !== made { retire(replaced) }
+        return outcome.live
     }
 
     /// Whether `scope`, as read from the store, is an incarnation deleted since it was read: its

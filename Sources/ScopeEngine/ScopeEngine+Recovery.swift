@@ -35,15 +35,27 @@ extension ScopeEngine {
     @discardableResult
     public func adopt(_ scope: RecoveredScope) throws -> ScopeHandle {
         let handle = try restore(scope)
+        install(handle)
+        return handle
+    }
+
+    /// Makes `handle` the live one for its name and retires the one it replaces, if any.
+    func install(_ handle: ScopeHandle) {
         let previous = scopes.withLock { scopes in
             defer { scopes[handle.name] = handle }
             return scopes[handle.name]
         }
-        previous?.runtime.withLock { runtime in
+        if let previous, previous !== handle { retire(previous) }
+    }
+
+    /// A handle no longer live for its name (replaced by a newer copy): it takes no more writes
+    /// and its subscribers end without a final event, so they resume on the live handle (and
+    /// get `reset` there when it cannot continue their stream).
+    func retire(_ handle: ScopeHandle) {
+        handle.runtime.withLock { runtime in
             runtime.deleted = true
-            previous?.subscribers.endAll(with: nil)
+            handle.subscribers.endAll(with: nil)
         }
-        return handle
     }
 
     /// A live handle for `scope`: the snapshot, then the tail replayed (the newest ones also

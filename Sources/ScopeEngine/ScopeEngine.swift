@@ -23,6 +23,7 @@ public final class ScopeEngine: Sendable {
     /// Names deleted here or elsewhere, with their tombstone's version (`Int.max` while a local
     /// delete is being made durable): a copy of the scope read from a shared store before its
     /// deletion must not be loaded again afterwards, and nothing is loaded while it is deleted.
+    /// Lock order: `scopes`, then `tombstones` (never the other way round).
     let tombstones = Mutex<[String: Int]>([:])
     private let draining = Atomic<Bool>(false)
 
@@ -93,7 +94,9 @@ public final class ScopeEngine: Sendable {
         }
         let state = initial.withVersion(Int(version))
         let handle = makeHandle(name: name, state: state, oldestResumable: state.version)
-        scopes.withLock { $0[name] = handle }
+        // A follower may have loaded this very scope from the store's notice of the commit
+        // before the line below: the handle made here replaces that copy, which is retired.
+        install(handle)
         logger.info("scope created", metadata: ["scope": "\(name)", "version": "\(version)"])
         return handle
     }

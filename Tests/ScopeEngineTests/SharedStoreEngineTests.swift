@@ -142,6 +142,35 @@ import Testing
         #expect(again.version > stale.info.version)
     }
 
+    @Test("a copy restored while the scope is being deleted is dropped when it would be hosted, not brought back")
+    func aCopyRestoredDuringTheDeleteIsDropped() async throws {
+        // The follower's load of a scope runs concurrently with requests: it may read the store
+        // and restore the copy before a DELETE, and only host it after the DELETE has answered.
+        let nodes = try TwoNodes()
+        defer { nodes.close() }
+        let engine = nodes.engines[0]
+        _ = try await nodes.createCanvas("canvas-shared-race")
+        let stale = try #require(try await nodes.stores[0].recoverScope(named: "canvas-shared-race"))
+        let restored = try engine.restore(stale)
+        let reloaded = try engine.restore(stale)
+        try await engine.delete(name: "canvas-shared-race")
+        #expect(engine.host(restored, readAt: stale.info.version, replacing: false) == nil)
+        #expect(engine.host(reloaded, readAt: stale.info.version, replacing: true) == nil)
+        #expect(engine.handle(named: "canvas-shared-race") == nil)
+        do {
+            try await engine.delete(name: "canvas-shared-race")
+            Issue.record("a second delete of the scope succeeded")
+        } catch {
+            guard case .scopeNotFound = error else { throw error }
+        }
+        // A copy of a new incarnation is hosted as usual.
+        let again = try await engine.create(name: "canvas-shared-race", rootClassName: "Canvas")
+        let fresh = try #require(try await nodes.stores[0].recoverScope(named: "canvas-shared-race"))
+        let hosted = engine.host(try engine.restore(fresh), readAt: fresh.info.version, replacing: true)
+        #expect(hosted != nil && hosted !== again)
+        #expect(engine.handle(named: "canvas-shared-race") === hosted)
+    }
+
     @Test("an idempotency key decided on one node replays on the other")
     func keysReplayOnTheOtherNode() async throws {
         let nodes = try TwoNodes()
