@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import Store
 import Synchronization
@@ -128,7 +129,8 @@ public final class PostgresStore: SharedChangeLogStore {
     }
 
     private func submit(_ operation: WriteOperation, scope: String) {
-        if !writer(for: scope).queue.enqueue(operation) { operation.fail(.closed) }
+        // Never before `submit` returns: callers append while holding their own locks.
+        if !writer(for: scope).queue.enqueue(operation) { DispatchQueue.global().async { operation.fail(.closed) } }
     }
 
     private func perform<Value: Sendable>(

@@ -135,7 +135,9 @@ extension ScopeEngine {
     func host(_ made: ScopeHandle, readAt read: Int64, replacing: Bool) -> ScopeHandle? {
         let outcome = scopes.withLock { scopes -> (live: ScopeHandle?, replaced: ScopeHandle?) in
             let existing = scopes[made.name]
-            if let existing, !replacing { return (existing, nil) }
+            // A live handle is kept unless replacing, and even then when it is ahead of the copy
+            // (it committed meanwhile): only a handle behind the store is replaced.
+            if let existing, !replacing || existing.version > Int(read) { return (existing, nil) }
             let tombstone = tombstones.withLock { $0[made.name] }
             if let tombstone, Int(read) <= tombstone { return (nil, nil) }
             scopes[made.name] = made
@@ -157,11 +159,30 @@ extension ScopeEngine {
 /// round runs are merged (per scope, the highest version; ``Store/ChangeNotice/everything`` once),
 /// so a burst of commits elsewhere costs one read per scope, not one per notice.
 final class ScopeFollower: Sendable {
-    private struct Pending {
+    /// The notices not yet caught up, merged.
+    struct Pending {
         var versions: [String: ScopeVersion] = [:]
         var everything = false
         var since: ContinuousClock.Instant?
         var running = false
+
+        /// Merges `notice` into what is pending: per scope the highest version, except that a
+        /// deletion always replaces, and so does whatever follows a deletion (creations and
+        /// deletions announce version 0, and a creation after a deletion must not be lost).
+        mutating func record(_ notice: ChangeNotice) {
+            switch notice {
+            case .everything: everything = true
+            case .changed(let entries):
+                for entry in entries {
+                    if let known = versions[entry.name], known.version >= entry.version, !entry.deleted,
+                        !known.deleted
+                    {
+                        continue
+                    }
+                    versions[entry.name] = entry
+                }
+            }
+        }
     }
 
     private let engine: ScopeEngine
@@ -172,16 +193,7 @@ final class ScopeFollower: Sendable {
     /// Called on the store's listener thread: records the notice, starts a round if none runs.
     func enqueue(_ notice: ChangeNotice) {
         let start = pending.withLock { pending -> Bool in
-            switch notice {
-            case .everything: pending.everything = true
-            case .changed(let versions):
-                for entry in versions {
-                    if let known = pending.versions[entry.name], known.version >= entry.version, !entry.deleted {
-                        continue
-                    }
-                    pending.versions[entry.name] = entry
-                }
-            }
+            pending.record(notice)
             pending.since = pending.since ?? .now
             guard !pending.running else { return false }
             pending.running = true
@@ -254,8 +266,17 @@ final class ScopeFollower: Sendable {
                 if entry.deleted {
                     guard let hosted else { continue }
                     group.addTask { [engine] in
-                        // A deletion is checked against the store: the name may live again.
-                        if (try? await engine.store.scope(named: entry.name)) ?? nil == nil {
+                        // A deletion is checked against the store: the name may live again. A read
+                        // that fails proves nothing: the scope stays until the next poll.
+                        let stored: ScopeInfo?
+                        do {
+                            stored = try await engine.store.scope(named: entry.name)
+                        } catch {
+                            engine.logger.warning(
+                                "cannot confirm a deletion", metadata: ["scope": "\(entry.name)", "error": "\(error)"])
+                            return false
+                        }
+                        if stored == nil {
                             engine.acceptDeleted(
                                 entry.name, version: max(Int(entry.version), hosted.version), handle: hosted)
                         } else {

@@ -94,11 +94,31 @@ public final class ScopeEngine: Sendable {
         }
         let state = initial.withVersion(Int(version))
         let handle = makeHandle(name: name, state: state, oldestResumable: state.version)
-        // A follower may have loaded this very scope from the store's notice of the commit
-        // before the line below: the handle made here replaces that copy, which is retired.
-        install(handle)
         logger.info("scope created", metadata: ["scope": "\(name)", "version": "\(version)"])
-        return handle
+        return hostCreated(handle)
+    }
+
+    /// Makes the handle of a scope just created live, and returns the live one. The store's
+    /// notice of the creation may have reached this node's follower first: its copy of the new
+    /// scope is kept when it is already as far (it may have taken writes from elsewhere), and
+    /// when this new scope was even deleted since, nothing is hosted (the handle answers writes
+    /// with not-found). A delete still in flight here (`Int.max`) is one of an earlier scope of
+    /// the name, or of that copy, which `delete(name:)` then evicts: the handle is hosted.
+    func hostCreated(_ handle: ScopeHandle) -> ScopeHandle {
+        let outcome = scopes.withLock { scopes -> (live: ScopeHandle?, replaced: ScopeHandle?) in
+            let existing = scopes[handle.name]
+            if let existing, existing.version >= handle.version { return (existing, nil) }
+            let tombstone = tombstones.withLock { $0[handle.name] }
+            if let tombstone, tombstone != Int.max, handle.version <= tombstone { return (nil, nil) }
+            scopes[handle.name] = handle
+            return (handle, existing)
+        }
+        if let replaced = outcome.replaced { retire(replaced) }
+        guard let live = outcome.live else {
+            handle.runtime.withLock { $0.deleted = true }
+            return handle
+        }
+        return live
     }
 
     /// Creates scope `name` with an empty root unless it exists (the demo scope at start-up).
@@ -115,16 +135,17 @@ public final class ScopeEngine: Sendable {
     /// Deletes scope `name`: it disappears at once for new requests, change sets already accepted
     /// finish first, then its subscribers get a `deleted` event and end.
     public func delete(name: String) async throws(ScopeError) {
-        let handle = try existingHandle(name)
-        let wasLive = handle.runtime.withLock { runtime in
-            defer { runtime.deleted = true }
-            return !runtime.deleted
+        try ScopeName.validate(name)
+        // One critical section: a copy a follower hosts concurrently finds the tombstone, and a
+        // handle replaced concurrently is not the one deleted.
+        let taken = scopes.withLock { scopes -> ScopeHandle? in
+            guard let live = scopes[name] else { return nil }
+            tombstones.withLock { $0[name] = Int.max }
+            scopes[name] = nil
+            return live
         }
-        guard wasLive else { throw .scopeNotFound(name) }
-        tombstones.withLock { $0[name] = Int.max }
-        scopes.withLock { scopes in
-            if scopes[name] === handle { scopes[name] = nil }
-        }
+        guard let handle = taken else { throw .scopeNotFound(name) }
+        handle.runtime.withLock { $0.deleted = true }
         let version: Int64
         do throws(StoreError) {
             version = try await store.deleteScope(named: name)
@@ -140,15 +161,25 @@ public final class ScopeEngine: Sendable {
             // and its subscribers (unless a new scope took the name meanwhile, which the store
             // would have refused).
             handle.runtime.withLock { $0.deleted = false }
-            tombstones.withLock { _ = $0.removeValue(forKey: name) }
-            scopes.withLock { scopes in
-                if scopes[name] == nil { scopes[name] = handle }
+            let restored = scopes.withLock { scopes -> Bool in
+                tombstones.withLock { _ = $0.removeValue(forKey: name) }
+                guard scopes[name] == nil else { return false }
+                scopes[name] = handle
+                return true
             }
+            // A copy hosted meanwhile is as current: this handle's subscribers resume on it.
+            if !restored { retire(handle) }
             throw storeFailure(error)
         }
         tombstones.withLock { $0[name] = Int(version) }
         handle.runtime.withLock { _ in
             _ = handle.subscribers.endAll(with: .deleted(name: name, version: Int(version)))
+        }
+        // A copy of this scope hosted while the delete was in flight (a creation finishing
+        // after a follower loaded it) goes too; a later scope of the name continues after the
+        // tombstone and stays.
+        if let live = self.handle(named: name), live.version <= Int(version) {
+            acceptDeleted(name, version: Int(version), handle: live)
         }
         logger.info("scope deleted", metadata: ["scope": "\(name)", "version": "\(version)"])
     }

@@ -23,7 +23,8 @@ public protocol ChangeLogStore: Sendable {
     /// which is returned.
     func deleteScope(named name: String) async throws(StoreError) -> Int64
 
-    /// Appends a change set; `completion` runs (on a store thread) once it is durable or has failed.
+    /// Appends a change set; `completion` runs (on a store thread) once it is durable or has failed,
+    /// never before `append` returns, so a caller may append while holding a lock the completion takes.
     func append(_ request: AppendRequest, completion: @escaping @Sendable (Result<Void, StoreError>) -> Void)
 
     /// Stores the outcome of a rejected request that carried an idempotency key (no version is consumed).

@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import Logging
 
@@ -77,7 +78,8 @@ public final class SQLiteStore: ChangeLogStore {
     public func resumeCommits() { queue.setPaused(false) }
 
     func submit(_ operation: WriteOperation) {
-        if !queue.enqueue(operation) { operation.fail(.closed) }
+        // Never before `submit` returns: callers append while holding their own locks.
+        if !queue.enqueue(operation) { DispatchQueue.global().async { operation.fail(.closed) } }
     }
 
     // MARK: - Writes
