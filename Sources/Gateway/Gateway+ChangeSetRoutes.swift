@@ -54,11 +54,21 @@ extension Gateway {
                 let maxPage = engine.configuration.maxHistoryPage
                 let since = try Self.integerQuery(request, "since", fallback: nil, range: 0...Int.max)!
                 let limit = try Self.integerQuery(request, "limit", fallback: min(1000, maxPage), range: 1...maxPage)!
+                let page: HistoryPage
                 do throws(ScopeError) {
-                    return Self.json(try await engine.history(of: handle, since: since, limit: limit))
+                    page = try await engine.historyPage(of: handle, since: since, limit: limit)
                 } catch {
                     throw Problem(error)
                 }
+                // Refused before it is built when it cannot be sent now; the same answer as the
+                // server's own refusal when the budget fills up between here and the answer.
+                guard context.responder.fitsUnsentBudget(page.byteCount) else {
+                    throw Problem(
+                        .serverBusy,
+                        detail: "unsent responses exceed the server's bound (--max-unsent-bytes); retry shortly",
+                        headers: [.retryAfter: "1"])
+                }
+                return Self.json(page.encoded())
             }
         }
     }

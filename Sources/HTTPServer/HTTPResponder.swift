@@ -74,6 +74,18 @@ public final class HTTPResponder: Sendable {
         return true
     }
 
+    /// Whether an answer with a body of `count` bytes would be sent now rather than refused with
+    /// `503` for the unsent-bytes budget: a handler can ask before it builds a large body that
+    /// would only be thrown away. The budget moves meanwhile, so the answer still decides.
+    ///
+    /// ```swift
+    /// guard context.responder.fitsUnsentBudget(page.byteCount) else { return busy }
+    /// ```
+    public func fitsUnsentBudget(_ count: Int) -> Bool {
+        guard let unsentBudget, mayRefuseWhenBusy, count >= UnsentResponseBudget.chargedBodySize else { return true }
+        return unsentBudget.fits(count)
+    }
+
     /// Charges a large per-request body to the unsent-bytes budget, or — when it does not fit and
     /// the request was safe — answers 503 with `Retry-After` instead (before the access log sees it).
     private func charged(_ response: HTTPServerResponse) -> HTTPServerResponse {

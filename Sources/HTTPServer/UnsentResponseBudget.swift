@@ -40,6 +40,11 @@ final class UnsentResponseBudget: Sendable {
         return Charge(budget: self, count: count)
     }
 
+    /// Whether `count` bytes fit now (the bound may be reached before they are charged).
+    func fits(_ count: Int) -> Bool {
+        limit == 0 || heldBytes + count <= limit
+    }
+
     fileprivate func release(_ count: Int) {
         held.subtract(count, ordering: .relaxed)
     }

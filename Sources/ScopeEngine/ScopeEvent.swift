@@ -88,8 +88,9 @@ public enum ScopeEncoding {
     }
 
     /// `{"version":C,"changesets":[…]}`: a page of history around stored payloads.
-    static func historyJSON(current: Int, payloads: some Sequence<[UInt8]>) -> [UInt8] {
+    static func historyJSON(current: Int, payloads: some Sequence<[UInt8]>, capacity: Int = 0) -> [UInt8] {
         var body = Array(#"{"version":\#(current),"changesets":["#.utf8)
+        body.reserveCapacity(capacity)
         var first = true
         for payload in payloads {
             if !first { body.append(UInt8(ascii: ",")) }

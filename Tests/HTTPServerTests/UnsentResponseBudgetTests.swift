@@ -19,6 +19,17 @@ import Testing
         _ = (first, write)
     }
 
+    @Test func whatFits_IsWhatAChargeWouldTake_AndEverythingFitsWithoutABound() {
+        let budget = UnsentResponseBudget(limit: 100_000)
+        let held = budget.charge(60_000, refusable: true)
+        #expect(budget.fits(40_000))
+        #expect(!budget.fits(40_001))
+        #expect(budget.charge(40_001, refusable: true) == nil)
+        _ = held
+        #expect(budget.fits(100_000) == false)
+        #expect(UnsentResponseBudget(limit: 0).fits(1 << 40))
+    }
+
     @Test func aChargeIsReturned_WhenTheSharedBufferCarryingItIsFreed() {
         let budget = UnsentResponseBudget(limit: 0)
         var response = HTTPServerResponse(status: .ok, body: Array(repeating: 1, count: 20_000))

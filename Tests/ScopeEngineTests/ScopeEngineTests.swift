@@ -165,6 +165,15 @@ struct ScopeEngineTests {
         }
         let empty = try JSONParser.parse(try await fixture.engine.history(of: handle, since: 5, limit: 10))
         #expect(empty["changesets"]?.array?.isEmpty == true)
+
+        // A page's size is known before it is encoded (the gateway refuses one too large to send).
+        for since in [2, 3, 4, 5] {
+            let page = try await fixture.engine.historyPage(of: handle, since: since, limit: 10)
+            let encoded = page.encoded()
+            #expect(page.byteCount == encoded.count)
+            #expect(encoded == (since == 2 ? fromStore : since == 3 ? fromMemory : encoded))
+            #expect(page.payloads.count == 5 - since)
+        }
     }
 
     @Test("a restart recovers every scope at its last version from snapshot + log tail")
