@@ -129,7 +129,7 @@ public final class PostgresStore: SharedChangeLogStore {
     }
 
     private func submit(_ operation: WriteOperation, scope: String) {
-        // Never before `submit` returns: callers append while holding their own locks.
+        // Never on the caller's thread: callers append while holding their own locks.
         if !writer(for: scope).queue.enqueue(operation) { DispatchQueue.global().async { operation.fail(.closed) } }
     }
 

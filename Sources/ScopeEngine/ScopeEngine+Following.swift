@@ -66,11 +66,14 @@ extension ScopeEngine {
 
     private func reload(_ name: String, replacing handle: ScopeHandle) async -> ScopeHandle? {
         do {
-            guard let recovered = try await store.recoverScope(named: name), !isDeleted(recovered),
-                let reloaded = try host(restore(recovered), readAt: recovered.info.version, replacing: true)
-            else {
+            guard let recovered = try await store.recoverScope(named: name) else {
                 return await confirmDeleted(name, handle: handle)
             }
+            // A copy the tombstone refuses is of a scope this node deletes or has deleted: that
+            // delete decides the handle's fate (it puts it back if the store refuses).
+            guard !isDeleted(recovered),
+                let reloaded = try host(restore(recovered), readAt: recovered.info.version, replacing: true)
+            else { return self.handle(named: name) }
             logger.info("scope reloaded from the shared store", metadata: ["scope": "\(name)"])
             return reloaded
         } catch {
@@ -239,7 +242,9 @@ final class ScopeFollower: Sendable {
         var alone: [ScopeVersion] = []
         for entry in versions.values {
             let hosted = engine.handle(named: entry.name)
-            if let hosted, !entry.deleted {
+            // Creations and deletions announce version 0: either is compared with the store alone
+            // (a hosted scope may have been deleted and created again, merged into one notice).
+            if let hosted, !entry.deleted, entry.version > 0 {
                 if Int(entry.version) > hosted.version { behind[entry.name] = Int64(hosted.version) }
             } else if hosted != nil || !entry.deleted {
                 alone.append(entry)

@@ -24,7 +24,7 @@ public protocol ChangeLogStore: Sendable {
     func deleteScope(named name: String) async throws(StoreError) -> Int64
 
     /// Appends a change set; `completion` runs (on a store thread) once it is durable or has failed,
-    /// never before `append` returns, so a caller may append while holding a lock the completion takes.
+    /// never on the caller's thread, so a caller may append while holding a lock the completion takes.
     func append(_ request: AppendRequest, completion: @escaping @Sendable (Result<Void, StoreError>) -> Void)
 
     /// Stores the outcome of a rejected request that carried an idempotency key (no version is consumed).

@@ -78,7 +78,7 @@ public final class SQLiteStore: ChangeLogStore {
     public func resumeCommits() { queue.setPaused(false) }
 
     func submit(_ operation: WriteOperation) {
-        // Never before `submit` returns: callers append while holding their own locks.
+        // Never on the caller's thread: callers append while holding their own locks.
         if !queue.enqueue(operation) { DispatchQueue.global().async { operation.fail(.closed) } }
     }
 

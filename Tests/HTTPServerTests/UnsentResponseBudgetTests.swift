@@ -25,8 +25,8 @@ import Testing
         #expect(budget.fits(40_000))
         #expect(!budget.fits(40_001))
         #expect(budget.charge(40_001, refusable: true) == nil)
-        _ = held
         #expect(budget.fits(100_000) == false)
+        withExtendedLifetime(held) {}
         #expect(UnsentResponseBudget(limit: 0).fits(1 << 40))
     }
 

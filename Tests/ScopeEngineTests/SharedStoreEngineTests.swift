@@ -171,6 +171,36 @@ import Testing
         #expect(engine.handle(named: "canvas-shared-race") === hosted)
     }
 
+    @Test("a deletion and a re-creation merged into one notice replace the scope a node hosts")
+    func aDeletionAndRecreationInOneNoticeReplaceTheScope() async throws {
+        let nodes = try TwoNodes()
+        defer { nodes.close() }
+        _ = try await nodes.createCanvas("canvas-shared-again")
+        // A third node that is not following: its notices are given by hand, as one round sees
+        // them when both arrive while the previous round runs.
+        var configuration = PostgresStore.Configuration()
+        configuration.readerConnections = 1
+        let store = try PostgresStore(
+            url: try PostgresTestCluster.shared().url(database: nodes.database), configuration: configuration)
+        defer { store.close() }
+        let third = ScopeEngine(
+            configuration: ScopeEngineConfiguration(schema: .demo), store: store, logger: Logger(label: "test"))
+        try await third.recover()
+        let old = try #require(third.handle(named: "canvas-shared-again"))
+        let recorder = Recorder()
+        third.subscribe(recorder, to: old, from: .after(0))
+        try await nodes.engines[0].delete(name: "canvas-shared-again")
+        let again = try await nodes.engines[0].create(name: "canvas-shared-again", rootClassName: "Canvas")
+        ScopeFollower(engine: third).enqueue(
+            .changed([
+                ScopeVersion(name: "canvas-shared-again", version: 0, deleted: true),
+                ScopeVersion(name: "canvas-shared-again", version: 0),
+            ]))
+        #expect(await waitUntil(timeout: .seconds(20)) { third.handle(named: "canvas-shared-again") !== old })
+        #expect(third.handle(named: "canvas-shared-again")?.version == again.version)
+        #expect(await recorder.waitForEnd(timeout: .seconds(20)))
+    }
+
     @Test("an idempotency key decided on one node replays on the other")
     func keysReplayOnTheOtherNode() async throws {
         let nodes = try TwoNodes()
