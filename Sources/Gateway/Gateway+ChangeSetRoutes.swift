@@ -60,14 +60,8 @@ extension Gateway {
                 } catch {
                     throw Problem(error)
                 }
-                // Refused before it is built when it cannot be sent now; the same answer as the
-                // server's own refusal when the budget fills up between here and the answer.
-                guard context.responder.fitsUnsentBudget(page.byteCount) else {
-                    throw Problem(
-                        .serverBusy,
-                        detail: "unsent responses exceed the server's bound (--max-unsent-bytes); retry shortly",
-                        headers: [.retryAfter: "1"])
-                }
+                // Refused before it is built when it cannot be sent now (the server's own answer).
+                if let busy = context.responder.refusalForUnsentBudget(bodyOf: page.byteCount) { return busy }
                 return Self.json(page.encoded())
             }
         }

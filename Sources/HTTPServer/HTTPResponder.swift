@@ -74,16 +74,18 @@ public final class HTTPResponder: Sendable {
         return true
     }
 
-    /// Whether an answer with a body of `count` bytes would be sent now rather than refused with
-    /// `503` for the unsent-bytes budget: a handler can ask before it builds a large body that
-    /// would only be thrown away. The budget moves meanwhile, so the answer still decides.
+    /// The `503` a body of `count` bytes would be answered with now for the unsent-bytes budget,
+    /// nil when it would be sent: a handler can ask before it builds a large body that would only
+    /// be thrown away. The budget moves meanwhile, so the answer still decides.
     ///
     /// ```swift
-    /// guard context.responder.fitsUnsentBudget(page.byteCount) else { return busy }
+    /// if let busy = context.responder.refusalForUnsentBudget(bodyOf: page.byteCount) { return busy }
     /// ```
-    public func fitsUnsentBudget(_ count: Int) -> Bool {
-        guard let unsentBudget, mayRefuseWhenBusy, count >= UnsentResponseBudget.chargedBodySize else { return true }
-        return unsentBudget.fits(count)
+    public func refusalForUnsentBudget(bodyOf count: Int) -> HTTPServerResponse? {
+        guard let unsentBudget, mayRefuseWhenBusy, count >= UnsentResponseBudget.chargedBodySize,
+            !unsentBudget.fits(count)
+        else { return nil }
+        return busy()
     }
 
     /// Charges a large per-request body to the unsent-bytes budget, or — when it does not fit and
@@ -97,6 +99,10 @@ public final class HTTPResponder: Sendable {
             response.unsentCharge = charge
             return response
         }
+        return busy()
+    }
+
+    private func busy() -> HTTPServerResponse {
         var busy = renderError(
             .serviceUnavailable, "unsent responses exceed the server's bound (--max-unsent-bytes); retry shortly")
         busy.head.headerFields[.retryAfter] = "1"

@@ -35,17 +35,12 @@ extension ScopeEngine {
     @discardableResult
     public func adopt(_ scope: RecoveredScope) throws -> ScopeHandle {
         let handle = try restore(scope)
-        install(handle)
-        return handle
-    }
-
-    /// Makes `handle` the live one for its name and retires the one it replaces, if any.
-    func install(_ handle: ScopeHandle) {
         let previous = scopes.withLock { scopes in
             defer { scopes[handle.name] = handle }
             return scopes[handle.name]
         }
-        if let previous, previous !== handle { retire(previous) }
+        if let previous { retire(previous) }
+        return handle
     }
 
     /// A handle no longer live for its name (replaced by a newer copy): it takes no more writes
