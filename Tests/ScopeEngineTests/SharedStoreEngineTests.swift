@@ -18,9 +18,9 @@ import Testing
         let stores: [PostgresStore]
         let engines: [ScopeEngine]
 
-        init(conflictRetries: Int = 8) throws {
-            let cluster = try PostgresTestCluster.shared()
-            let database = try cluster.createDatabase()
+        init(conflictRetries: Int = 8) async throws {
+            let cluster = try await PostgresTestCluster.shared()
+            let database = try await cluster.createDatabase()
             var storeConfiguration = PostgresStore.Configuration()
             storeConfiguration.pollInterval = .milliseconds(500)
             storeConfiguration.readerConnections = 2
@@ -58,7 +58,7 @@ import Testing
 
     @Test("a change set committed on one node reaches the other node's subscribers, byte for byte as logged")
     func commitsReachTheOtherNode() async throws {
-        let nodes = try TwoNodes()
+        let nodes = try await TwoNodes()
         defer { nodes.close() }
         let handles = try await nodes.createCanvas("canvas-shared-1")
         let recorder = Recorder()
@@ -79,7 +79,7 @@ import Testing
 
     @Test("writers on both nodes race on one scope: every write lands once, versions stay contiguous")
     func versionRacesResolve() async throws {
-        let nodes = try TwoNodes()
+        let nodes = try await TwoNodes()
         defer { nodes.close() }
         let handles = try await nodes.createCanvas("canvas-shared-race")
         let perNode = 40
@@ -115,7 +115,7 @@ import Testing
 
     @Test("a scope deleted on one node ends the other node's subscribers with deleted")
     func deletionsReachTheOtherNode() async throws {
-        let nodes = try TwoNodes()
+        let nodes = try await TwoNodes()
         defer { nodes.close() }
         let handles = try await nodes.createCanvas("canvas-shared-gone")
         _ = await Self.submit(EngineFixture.rename(handles[0], to: "last"), on: nodes.engines[0], to: handles[0])
@@ -129,7 +129,7 @@ import Testing
 
     @Test("a copy of a scope read from the store before its deletion is never loaded again after it")
     func aStaleCopyIsNotResurrected() async throws {
-        let nodes = try TwoNodes()
+        let nodes = try await TwoNodes()
         defer { nodes.close() }
         _ = try await nodes.createCanvas("canvas-shared-stale")
         // What a follower round may have read just before the delete went through.
@@ -146,7 +146,7 @@ import Testing
     func aCopyRestoredDuringTheDeleteIsDropped() async throws {
         // The follower's load of a scope runs concurrently with requests: it may read the store
         // and restore the copy before a DELETE, and only host it after the DELETE has answered.
-        let nodes = try TwoNodes()
+        let nodes = try await TwoNodes()
         defer { nodes.close() }
         let engine = nodes.engines[0]
         _ = try await nodes.createCanvas("canvas-shared-race")
@@ -173,7 +173,7 @@ import Testing
 
     @Test("a deletion and a re-creation merged into one notice replace the scope a node hosts")
     func aDeletionAndRecreationInOneNoticeReplaceTheScope() async throws {
-        let nodes = try TwoNodes()
+        let nodes = try await TwoNodes()
         defer { nodes.close() }
         _ = try await nodes.createCanvas("canvas-shared-again")
         // A third node that is not following: its notices are given by hand, as one round sees
@@ -181,7 +181,7 @@ import Testing
         var configuration = PostgresStore.Configuration()
         configuration.readerConnections = 1
         let store = try PostgresStore(
-            url: try PostgresTestCluster.shared().url(database: nodes.database), configuration: configuration)
+            url: try await PostgresTestCluster.shared().url(database: nodes.database), configuration: configuration)
         defer { store.close() }
         let third = ScopeEngine(
             configuration: ScopeEngineConfiguration(schema: .demo), store: store, logger: Logger(label: "test"))
@@ -203,7 +203,7 @@ import Testing
 
     @Test("an idempotency key decided on one node replays on the other")
     func keysReplayOnTheOtherNode() async throws {
-        let nodes = try TwoNodes()
+        let nodes = try await TwoNodes()
         defer { nodes.close() }
         let handles = try await nodes.createCanvas("canvas-shared-key")
         let fragments = EngineFixture.rename(handles[0], to: "once")

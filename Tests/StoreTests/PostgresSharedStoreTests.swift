@@ -129,7 +129,7 @@ import Testing
             _ = try await store.createScope(descriptor("s"), snapshot: [])
             try await store.append(
                 AppendRequest(scope: "s", version: 1, payload: payload("s", 1), parentToken: 0, token: 1))
-            try PostgresTestCluster.shared().psql(
+            try await PostgresTestCluster.shared().psql(
                 """
                 CREATE FUNCTION refuse_two() RETURNS trigger LANGUAGE plpgsql AS $$
                 BEGIN
@@ -181,7 +181,7 @@ import Testing
             defer { store.close() }
             _ = try await store.createScope(descriptor("a"), snapshot: [])
             try await appendVersions(store, "a", 1...4)
-            try PostgresTestCluster.shared().psql(
+            try await PostgresTestCluster.shared().psql(
                 "DELETE FROM jetstream.changes WHERE version = 2", database: try #require(location.database))
             let expected = StoreError.corrupt(
                 path: store.target.description, message: "scope 'a' log jumps from 1 to 3")

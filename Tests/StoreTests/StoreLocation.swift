@@ -45,8 +45,8 @@ func withStoreLocation<Value>(
                 StoreLocation(kind: kind, address: directory + "/store.sqlite", database: nil, settings: settings))
         }
     case .postgres:
-        let cluster = try PostgresTestCluster.shared()
-        let database = try cluster.createDatabase()
+        let cluster = try await PostgresTestCluster.shared()
+        let database = try await cluster.createDatabase()
         defer { cluster.dropDatabase(database) }
         return try await body(
             StoreLocation(kind: kind, address: cluster.url(database: database), database: database, settings: settings))

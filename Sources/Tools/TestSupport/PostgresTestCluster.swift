@@ -22,8 +22,8 @@ import Glibc
 /// resort, starting removes any leftover directory whose owning process is gone.
 ///
 /// ```swift
-/// let cluster = try PostgresTestCluster.shared()
-/// let database = try cluster.createDatabase()
+/// let cluster = try await PostgresTestCluster.shared()
+/// let database = try await cluster.createDatabase()
 /// let store = try PostgresStore(url: cluster.url(database: database))
 /// ```
 public final class PostgresTestCluster: Sendable {
@@ -49,19 +49,45 @@ public final class PostgresTestCluster: Sendable {
     /// The running cluster, started now if this is the first call.
     public static func shared() throws(Failure) -> PostgresTestCluster { try started.get() }
 
+    /// The running cluster, started on ``commands`` if this is the first call, so that the waiting
+    /// test does not hold a thread of Swift's cooperative pool: use this one from async code.
+    public static func shared() async throws(Failure) -> PostgresTestCluster {
+        try await onCommandQueue { () throws(Failure) in try started.get() }
+    }
+
     /// The URL a ``PostgresStore`` connects to for `database` (TCP, role `postgres`, no password).
     public func url(database: String) -> String { "postgresql://postgres@127.0.0.1:\(port)/\(database)" }
 
     /// Creates an empty database with a new random name and returns the name.
-    public func createDatabase() throws(Failure) -> String {
+    ///
+    /// `psql` runs on ``commands``, not on the caller's thread: Swift Testing runs every test of the
+    /// process at once on a cooperative pool as wide as the machine has cores (2 in CI). A few dozen
+    /// tests blocking it with `CREATE DATABASE` (which PostgreSQL runs one at a time) once starved
+    /// every other test's tasks for over 15 s on a loaded machine, and their waits ran out.
+    public func createDatabase() async throws(Failure) -> String {
         let name = "t_" + UUID().uuidString.lowercased().filter { $0 != "-" }.prefix(24)
-        try psql("CREATE DATABASE \(name)")
+        try await Self.onCommandQueue { () throws(Failure) in try self.psql("CREATE DATABASE \(name)") }
         return name
     }
 
-    /// Drops a test's database, even while connections to it linger; best effort.
+    /// Drops a test's database, even while connections to it linger; best effort, and in the
+    /// background (on ``commands``): nothing waits for it, and the cluster goes at exit anyway.
     public func dropDatabase(_ name: String) {
-        _ = try? psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        Self.commands.async { _ = try? self.psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+    }
+
+    /// Where starting the cluster and creating and dropping databases run: one serial queue, whose
+    /// thread is its own, outside the cooperative pool.
+    private static let commands = DispatchQueue(label: "PostgresTestCluster.commands")
+
+    /// Runs `work` on ``commands`` and waits for it without blocking the calling thread.
+    private static func onCommandQueue<Value: Sendable>(
+        _ work: @escaping @Sendable () throws(Failure) -> Value
+    ) async throws(Failure) -> Value {
+        let result: Result<Value, Failure> = await withCheckedContinuation { continuation in
+            commands.async { continuation.resume(returning: Result { () throws(Failure) in try work() }) }
+        }
+        return try result.get()
     }
 
     /// Runs SQL through `psql` on `database` (stopping at the first error) and returns what it

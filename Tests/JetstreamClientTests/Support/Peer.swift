@@ -19,8 +19,10 @@ final class Peer {
         self.scope = scope
         self.sync = sync
         self.transport = transport
-        sync.onRejected { [unowned self] rejection in rejections.append(rejection) }
-        sync.onStatusChange { [unowned self] status in statuses.append(status) }
+        // Weak: a test that fails before it stops the sync drops its peer while the sync still
+        // reports, and an unowned reference would then crash the whole test process.
+        sync.onRejected { [weak self] rejection in self?.rejections.append(rejection) }
+        sync.onStatusChange { [weak self] status in self?.statuses.append(status) }
     }
 
     /// Fetches scope `name` into a new canvas (`canvas` when given: created from it when missing).
