@@ -55,10 +55,16 @@ final class GatewayProcess {
         waitForExit(of: process, within: .seconds(10))
     }
 
+    /// SIGTERM and no wait: the server drains (`--drain-delay`) while the test watches its clients.
+    func beginTermination() {
+        guard let process, process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGTERM)
+    }
+
     /// SIGTERM: readiness goes false, every stream gets `event: closing`, then the process exits.
     func terminate() async throws {
         guard let process, process.isRunning else { return }
-        Foundation.kill(process.processIdentifier, SIGTERM)
+        beginTermination()
         let deadline = ContinuousClock.now + .seconds(20)
         while process.isRunning {
             guard ContinuousClock.now < deadline else {
