@@ -1,0 +1,220 @@
+// sync-core.mjs — the sync algorithm as a pure state machine: no I/O, no timers, no clock.
+//
+// Owns: `SyncCore` — `confirmed` (the server's state at `version`), `pending` (local change sets in
+// creation order, each with its fixed Idempotency-Key) and the `view` the application sees
+// (confirmed with every pending set re-applied), and the notification each step gives
+// subscribers. The transport (scope.mjs) feeds it server answers and stream events; the
+// shared traces (Tests/Fixtures/sync-traces.json) drive it directly. The same algorithm as the
+// Swift client's SyncEngine (docs/js-client.md, "How it keeps the view right").
+
+import { Rejection } from "./errors.mjs";
+import { randomUUID, wireUUID } from "./schema.mjs";
+import { ScopeState, applyChangeSet, cloneProperties, sameProperties } from "./state.mjs";
+
+
+/**
+ * The client's state machine. `confirmed` is the server's state at `version`; `pending` holds
+ * local change sets in creation order; `view` is confirmed with every pending set re-applied.
+ * Every method returns the notification for subscribers (or null when nothing visible changed):
+ * `{version, local, fragments, removed}` where `fragments` are the objects whose view changed
+ * (as `add`/`change` with all their properties) and `removed` the UUIDs that left the view.
+ *
+ *   const core = new SyncCore(schema, { clientId: "tab-1" });
+ *   core.load(await (await fetch("/v1/scopes/canvas-1")).json());
+ *   const { set } = core.local([{ type: "change", uuid, clsName: "Shape", properties: { x: 1 } }]);
+ *   // …POST set.fragments with Idempotency-Key set.key…, then core.accepted(set, 42)
+ */
+export class SyncCore {
+  constructor(schema, { clientId = randomUUID() } = {}) {
+    this.schema = schema;
+    this.clientId = clientId;
+    this.sequence = 0;
+    this.confirmed = null;
+    this.view = null;
+    this.pending = [];
+    /** UUIDs the pending sets changed in the current view: a rebase may change them back. */
+    this.pendingTouched = new Set();
+    /** Whether every pending set applied at the last rebuild (local() adds only sets that apply). */
+    this.allPendingApplied = true;
+  }
+
+  get version() { return this.confirmed?.version ?? 0; }
+  get rootUUID() { return this.confirmed?.rootUUID; }
+
+  /** Starts from a state (`GET`, snapshot). */
+  load(json) {
+    const before = this.view;
+    this.confirmed = ScopeState.fromJSON(json);
+    return this.recompute(before, { version: this.version, local: false }, null);
+  }
+
+  /**
+   * Rule 1: a local change set, checked against the view and applied to it at once. Returns
+   * `{set, notification}`; throws a `Rejection` (local: true) when the set cannot apply.
+   */
+  local(fragments) {
+    // The view is applied to in place; while nothing is pending it is `confirmed` itself.
+    if (this.view === this.confirmed) this.view = this.confirmed.clone();
+    const outcome = applyChangeSet(this.view, this.schema, fragments);
+    if (!outcome.ok) {
+      throw new Rejection({
+        status: 422, local: true, fragments,
+        problem: { type: "/problems/invalid-change-set", title: "Change set rejected", status: 422,
+                   detail: "checked locally against the schema; nothing was sent", fragmentReplies: outcome.replies },
+      });
+    }
+    const set = { key: `${this.clientId}:${++this.sequence}`, fragments, status: "queued", version: undefined };
+    this.pending.push(set);
+    this.view.version = this.version;
+    const before = new ScopeState(this.rootUUID, this.version, new Map([...outcome.previous].filter(([, record]) => record)));
+    const touched = touchedBy([outcome]);
+    for (const uuid of touched) this.pendingTouched.add(uuid);
+    return { set, notification: this.describe(before, touched, { version: this.version, local: true }) };
+  }
+
+  /** The next set to send, when none is in flight. */
+  nextToSend() {
+    if (this.pending.some((set) => set.status === "inflight")) return undefined;
+    return this.pending.find((set) => set.status === "queued");
+  }
+
+  /** Rule 3: accepted at `version`; kept until the stream's confirmed state reaches it. */
+  accepted(set, version) {
+    set.status = "accepted";
+    set.version = version;
+    return version <= this.version ? this.drop(set) : null;
+  }
+
+  /** Rule 4: refused by the server; its effect leaves the view. */
+  rejected(set) { return this.drop(set); }
+
+  /** Rule 5: back to the queue (network error, 5xx), to be sent again with the same key. */
+  retry(set) { if (set.status === "inflight") set.status = "queued"; }
+
+  /**
+   * Rules 6 and 7: a `changeset` event. Returns `{gap: true}` when it is ahead of `version + 1`
+   * (the caller reconnects), null for one already applied, else the notification.
+   */
+  event(event) {
+    if (event.version <= this.version) return null;
+    if (event.version > this.version + 1) return { gap: true };
+    const touched = new Set([...event.fragments.map((f) => f.uuid), ...(event.removed ?? [])]);
+    const info = { version: event.version, local: false };
+    const own = event.idempotencyKey;
+    if (this.view !== this.confirmed && this.independentOfPending(event, touched, own)) {
+      // The event changes only values of objects the pending sets neither wrote nor name, and
+      // every one of them applies: re-applying them would give the view plus the event, so apply
+      // it to both and skip the rebuild (a drag keeps a set pending while others' edits stream in).
+      const before = this.view.subset(touched);
+      this.confirmed.applyAccepted(event);
+      this.view.applyAccepted(event);
+      return this.describe(before, touched, info);
+    }
+    // Without pending sets the view is `confirmed` itself, changed in place below: keep the
+    // records the event replaces (records are never changed in place) to tell what changed.
+    const before = this.view === this.confirmed ? this.confirmed.subset(touched) : this.view;
+    this.confirmed.applyAccepted(event);
+    this.pending = this.pending.filter((set) => set.key !== own && !(set.status === "accepted" && set.version <= event.version));
+    return this.recompute(before, info, touched);
+  }
+
+  /**
+   * Whether an event leaves every pending set as it is and the view's reachability alone: it
+   * removes nothing and writes no reference (what stays in a scope depends on every path to an
+   * object, not only on the objects an event touches); none of the pending sets is its own echo
+   * or accepted; all applied at the last rebuild; none wrote or names a touched object.
+   */
+  independentOfPending(event, touched, key) {
+    if (!this.allPendingApplied || (event.removed?.length ?? 0) > 0) return false;
+    for (const fragment of event.fragments) {
+      const references = this.schema.modelClass(fragment.clsName)?.references;
+      if (!references || references.some((property) => property.name in fragment.properties)) return false;
+    }
+    for (const set of this.pending) {
+      if (set.key === key || set.status === "accepted") return false;
+      set.uuids ??= uuidsIn(set.fragments);
+      for (const uuid of touched) if (set.uuids.has(uuid) || this.pendingTouched.has(uuid)) return false;
+    }
+    return true;
+  }
+
+  /** Rule 8: a `reset` (or snapshot): new confirmed state; every unacknowledged set is sent again. */
+  reset(json) {
+    const before = this.view;
+    this.confirmed = ScopeState.fromJSON(json);
+    this.pending = this.pending.filter((set) => !(set.status === "accepted" && set.version <= this.version));
+    for (const set of this.pending) if (set.status === "accepted") set.status = "queued";
+    return this.recompute(before, { version: this.version, local: false }, null);
+  }
+
+  drop(set) {
+    if (!this.pending.includes(set)) return null;
+    const before = this.view;
+    this.pending = this.pending.filter((candidate) => candidate !== set);
+    return this.recompute(before, { version: this.version, local: false }, new Set());
+  }
+
+  /**
+   * The view rebuilt: confirmed, then every pending set that still applies, in order. What may
+   * have changed: `touched` (null: everything), and what pending sets touched before and now.
+   */
+  recompute(before, info, touched) {
+    let view = this.confirmed;
+    const outcomes = [];
+    if (this.pending.length > 0) {
+      view = this.confirmed.clone();
+      for (const set of this.pending) {
+        const outcome = applyChangeSet(view, this.schema, set.fragments);
+        // A set that no longer applies stays pending, invisible, until the server answers it.
+        if (outcome.ok) outcomes.push(outcome);
+      }
+      this.allPendingApplied = outcomes.length === this.pending.length;
+      view.version = this.confirmed.version;
+    }
+    this.view = view;
+    const nowTouched = touchedBy(outcomes);
+    let candidates;
+    if (before === null || touched === null) {
+      candidates = new Set([...(before?.objects.keys() ?? []), ...view.objects.keys()]);
+    } else {
+      candidates = new Set([...touched, ...this.pendingTouched, ...nowTouched]);
+    }
+    this.pendingTouched = nowTouched;
+    return this.describe(before, candidates, info);
+  }
+
+  /** The notification for what changed among `candidates` between `before` and the view. */
+  describe(before, candidates, info) {
+    const fragments = [];
+    const removed = [];
+    for (const uuid of candidates) {
+      const now = this.view.objects.get(uuid);
+      const then = before?.objects.get(uuid);
+      if (now === undefined) { if (then !== undefined) removed.push(uuid); continue; }
+      if (then !== undefined && (then === now || (then.clsName === now.clsName && sameProperties(then.properties, now.properties)))) continue;
+      fragments.push({ type: then === undefined ? "add" : "change", uuid, clsName: now.clsName, properties: cloneProperties(now.properties) });
+    }
+    return { ...info, fragments, removed };
+  }
+}
+
+/** Every UUID a list of fragments writes or names (lowercased), for `independentOfPending`. */
+function uuidsIn(fragments) {
+  const found = new Set();
+  const visit = (value) => {
+    if (typeof value === "string") { const uuid = wireUUID(value); if (uuid) found.add(uuid); }
+    else if (Array.isArray(value)) value.forEach(visit);
+    else if (value && typeof value === "object") Object.values(value).forEach(visit);
+  };
+  visit(fragments);
+  return found;
+}
+
+function touchedBy(outcomes) {
+  const touched = new Set();
+  for (const outcome of outcomes) {
+    for (const fragment of outcome.fragments) touched.add(fragment.uuid);
+    for (const uuid of outcome.removed) touched.add(uuid);
+  }
+  return touched;
+}
