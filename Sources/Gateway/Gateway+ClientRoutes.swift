@@ -2,7 +2,7 @@ import HTTPServer
 import HTTPTypes
 
 extension Gateway {
-    /// The browser client (`Clients/js`, CLIENTS.md), served with every schema: the ES module and
+    /// The browser client (`Clients/js`, docs/js-client.md), served with every schema: the ES module and
     /// its TypeScript declarations.
     static let clientAssets: [(path: String, asset: StaticAsset)] = [
         (

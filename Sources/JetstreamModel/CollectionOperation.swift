@@ -1,5 +1,5 @@
 /// One operations object on a collection property: take values out, then put values in before an
-/// anchor (HTTP-API.md "Collection operations", docs/model.md). The server's applier, the typed
+/// anchor (docs/model.md, "Collection operations"). The server's applier, the typed
 /// framework and the merge patch all resolve operations with ``apply(to:)``, so they agree exactly.
 ///
 /// ```swift

@@ -3,7 +3,8 @@ import JetstreamModel
 import Testing
 
 /// The clients' fragment-application scenarios (§7.5) against the iOS TestModel. Where the original
-/// iOS client converted or ignored bad values silently, we reject the set (MODEL.md: strict).
+/// iOS client converted or ignored bad values silently, we reject the set (docs/model.md,
+/// "Strictness decisions").
 @Suite("Client scenarios (§7.5)")
 struct ClientScenarioTests {
     typealias F = Fixtures

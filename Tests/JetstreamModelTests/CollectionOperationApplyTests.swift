@@ -3,7 +3,7 @@ import JetstreamModel
 import Testing
 
 /// Operations objects in `change` fragments, through the change-set applier the server runs
-/// (HTTP-API.md "Collection operations").
+/// (docs/model.md, "Collection operations").
 @Suite("Collection operations in change sets")
 struct CollectionOperationApplyTests {
     typealias O = OperationFixtures

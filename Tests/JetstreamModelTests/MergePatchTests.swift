@@ -2,7 +2,7 @@ import Foundation
 import JetstreamModel
 import Testing
 
-/// Merge patches of one object (HTTP-API.md "Merge patch on one object") at the model level: what
+/// Merge patches of one object (docs/model.md, "Merge patches") at the model level: what
 /// a patch translates to, what applying it does, where its errors point; and the expanded object
 /// a read-modify-write starts from.
 @Suite struct MergePatchTests {

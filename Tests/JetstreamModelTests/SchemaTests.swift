@@ -20,7 +20,7 @@ struct SchemaTests {
         #expect(schema.modelClass(named: "Canvas")?.property(named: "shapes")?.type == .collection(.reference("Shape")))
     }
 
-    @Test("every type of MODEL.md, short and long forms, collections as YAML lists or strings")
+    @Test("every type of docs/model.md, short and long forms, collections as YAML lists or strings")
     func allTypes() throws {
         let schema = try Schema.parse(
             yaml: """

@@ -4,7 +4,7 @@ import Testing
 
 /// `Tests/Fixtures/changeset-cases.json`: change sets applied to full states, with the outcome
 /// each must have. The JavaScript client's tests run the same file, so the two implementations of
-/// collection operations and change-set rules (MODEL.md, HTTP-API.md "Collection operations")
+/// collection operations and change-set rules (docs/model.md, "Collection operations")
 /// are held to one set of answers. Here each case goes through `ScopeState.applying`, the code
 /// the server runs for `POST …/changesets`.
 @Suite("Shared change-set cases (Swift model ⇄ JavaScript client)")

@@ -2,7 +2,7 @@ import Foundation
 import JetstreamModel
 import Testing
 
-/// Strict value checks per type (MODEL.md's type table).
+/// Strict value checks per type (docs/model.md, "Strictness decisions").
 @Suite("Value validation")
 struct ValueValidationTests {
     let limits = Limits()
