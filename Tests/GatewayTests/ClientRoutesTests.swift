@@ -5,7 +5,7 @@ import Testing
 
 @testable import Gateway
 
-/// `/client/…` and `/demo/…` (HTTP-API.md "Clients served by the gateway"): the files of
+/// `/client/…` and `/demo/…` (docs/gateway.md, "The browser client and the demo"): the files of
 /// `Clients/js` as they are on disk, with validators, over a real in-process server.
 @Suite("The browser client and the demo, served by the gateway")
 struct ClientRoutesTests {

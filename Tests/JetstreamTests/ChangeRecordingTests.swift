@@ -120,7 +120,7 @@ import Testing
         #expect(properties["date"]?.encodedString() == "10.0" || properties["date"]?.encodedString() == "10")
         #expect(properties["color"] == .number(JSONNumber(UInt64(0xFF3F_7F3F))))
         #expect(properties["uint8"] == .number(JSONNumber(UInt64(255))))
-        // A changed collection travels as operations (HTTP-API.md "Collection operations").
+        // A changed collection travels as operations (docs/model.md, "Collection operations").
         #expect(properties["tags"] == ["insert": ["a", "b"], "before": nil])
     }
 

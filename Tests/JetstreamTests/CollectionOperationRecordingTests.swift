@@ -3,8 +3,8 @@ import Jetstream
 import JetstreamModel
 import Testing
 
-/// The typed framework records collection edits as operations objects (CLIENTS.md: "Collections
-/// are sent as operations, never as whole arrays") and applies received ones.
+/// The typed framework records collection edits as operations objects (docs/sync-protocol.md, L3:
+/// collections are sent as operations, never as whole arrays) and applies received ones.
 @Suite struct CollectionOperationRecordingTests {
     private func wire(_ object: ModelObject) -> JSONValue { .string(object.uuid.uuidString.lowercased()) }
 

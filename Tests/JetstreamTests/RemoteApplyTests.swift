@@ -42,8 +42,9 @@ import Testing
         #expect(log.take().isEmpty)
     }
 
-    /// Scenarios 36 and 37, decided strictly (MODEL.md): null for a non-optional, a string for an
-    /// integer, a fraction for Int32, an unknown property are rejected and nothing changes.
+    /// Scenarios 36 and 37, decided strictly (docs/model.md, "Strictness decisions"): null for a
+    /// non-optional, a string for an integer, a fraction for Int32, an unknown property are
+    /// rejected and nothing changes.
     @Test func invalidValuesRejectTheWholeSet() throws {
         let root = TestModel()
         let scope = Scope(root: root)

@@ -1,4 +1,4 @@
-"""Several nodes on one PostgreSQL database (HTTP-API.md, "Several nodes on PostgreSQL"): three
+"""Several nodes on one PostgreSQL database (docs/store.md, "PostgreSQL implementation"): three
 `jetstream serve --database-url` processes, each with its own data directory, behave as one
 gateway. Writes on any node form one contiguous log per scope; every subscriber on every node
 sees that log, byte for byte; any node resumes any Last-Event-ID and replays any Idempotency-Key;

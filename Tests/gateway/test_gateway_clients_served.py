@@ -1,6 +1,7 @@
-"""The browser client and the demo served by the real binary (HTTP-API.md "Clients served by the
-gateway"): `/client/jetstream.mjs`, `/client/jetstream.d.ts` with every schema, `/demo/…` only
-with the built-in demo schema; the bytes of Clients/js, validators, HEAD, gzip, CORS, auth."""
+"""The browser client and the demo served by the real binary (docs/gateway.md, "The browser
+client and the demo"): `/client/jetstream.mjs`, `/client/jetstream.d.ts` with every schema,
+`/demo/…` only with the built-in demo schema; the bytes of Clients/js, validators, HEAD, gzip,
+CORS, auth."""
 from __future__ import annotations
 
 import gzip

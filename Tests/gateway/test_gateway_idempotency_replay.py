@@ -1,6 +1,6 @@
-"""Idempotency-Key replay as HTTP-API.md states it: the same key and body replays the first
-outcome (accept or reject) with `Idempotent-Replayed: true`, also after a restart; the same key
-with another body is 422 `idempotency-key-reused`."""
+"""Idempotency-Key replay as docs/gateway.md ("Idempotency") states it: the same key and body
+replays the first outcome (accept or reject) with `Idempotent-Replayed: true`, also after a
+restart; the same key with another body is 422 `idempotency-key-reused`."""
 from __future__ import annotations
 
 from gateway_helpers import Api, assert_problem, assert_rejected, change, new_uuid

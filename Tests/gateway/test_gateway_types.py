@@ -1,4 +1,4 @@
-"""Every property type of MODEL.md through the gateway, with schemas/all-types.yaml:
+"""Every property type of docs/model.md through the gateway, with schemas/all-types.yaml:
 integer widths, Float, Double, Date, Color, enums, references, [Model], primitive collections,
 nullability, defaults and constraints."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Change-set identity (HTTP-API.md "Change-set identity"): a keyed write's 200 answer and its
+"""Change-set identity (docs/gateway.md, "Idempotency"): a keyed write's 200 answer and its
 `changeset` event both carry `"idempotencyKey": K`, unkeyed ones carry no such member, and keys
 belong to one scope and one authenticated subject."""
 from __future__ import annotations

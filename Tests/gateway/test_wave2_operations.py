@@ -1,4 +1,4 @@
-"""Collection operations in `change` fragments (HTTP-API.md "Collection operations"):
+"""Collection operations in `change` fragments (docs/model.md, "Collection operations"):
 `{"insert":[…],"before":…,"remove":[…]}` instead of the whole array, safe under concurrent
 writers without If-Match; the stored, answered and broadcast fragment carries the resulting whole
 array. Demo schema (Canvas.shapes: [Shape]) and schemas/all-types.yaml (Board.items: [Item],

@@ -1,5 +1,6 @@
 """Merge patch on one object (`PATCH /v1/scopes/{name}/objects/{uuid}`, RFC 7396 with merge by
-identity) and `GET …/objects/{uuid}?depth=N` (HTTP-API.md "Merge patch on one object").
+identity) and `GET …/objects/{uuid}?depth=N` (docs/gateway.md, "Objects: reading with depth,
+writing a merge patch").
 Demo schema (Canvas{name, shapes: [Shape]}) and schemas/all-types.yaml (Board{title, items: [Item],
 owner: Person?, people: [Person]}, Item{…, tags, buddy: Item?, partner: Person?, children: [Item]},
 Person{name = "anonymous", born: Date?})."""
