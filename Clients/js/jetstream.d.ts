@@ -4,7 +4,7 @@
 /** A property value on the wire: a scalar, a UUID string, null, or an array of those. */
 export type Value = string | number | boolean | null | Value[];
 
-/** A collection operation (HTTP-API.md, "Collection operations"). */
+/** A collection operation (docs/model.md, "Collection operations"). */
 export interface CollectionOperation {
   insert?: Value[];
   remove?: Value[];

@@ -1,5 +1,5 @@
-/// Exponential backoff with full jitter (CLIENTS.md rule 7): attempt n waits a uniformly random
-/// time in [0, min(maximum, initial × 2ⁿ)).
+/// Exponential backoff with full jitter (docs/sync-protocol.md, R5): attempt n waits a uniformly
+/// random time in [0, min(maximum, initial × 2ⁿ)).
 ///
 /// ```swift
 /// Backoff().delay(attempt: 3)   // somewhere in 0..<4 s

@@ -2,7 +2,7 @@ import Foundation
 import JetstreamJSON
 import JetstreamModel
 
-/// A local change set on its way to the server (CLIENTS.md, "The algorithm").
+/// A local change set on its way to the server (docs/sync-protocol.md, "The client's state").
 struct PendingChangeSet: Sendable {
     enum Status: Sendable, Equatable {
         case queued

@@ -18,7 +18,7 @@ struct BackoffTests {
             ])
         #expect(backoff.ceiling(attempt: 1000) == .seconds(30), "no overflow for large attempts")
         #expect(backoff.ceiling(attempt: -3) == .milliseconds(500))
-        #expect(Backoff() == backoff, "the defaults are CLIENTS.md's: 0.5 s, capped at 30 s")
+        #expect(Backoff() == backoff, "the defaults are docs/sync-protocol.md's (R5): 0.5 s, capped at 30 s")
     }
 
     @Test("a delay is the ceiling scaled by the random draw: in [0, ceiling)")

@@ -5,8 +5,8 @@ import JetstreamClient
 import JetstreamModel
 import Testing
 
-/// CLIENTS.md's latency compensation against the real gateway, with Ada's POSTs delayed 500 ms by
-/// her transport so that what she sees before the server answers can be checked.
+/// Latency compensation (docs/sync-protocol.md) against the real gateway, with Ada's POSTs
+/// delayed 500 ms by her transport so that what she sees before the server answers can be checked.
 @Suite("Latency compensation")
 @MainActor
 struct LatencyCompensationTests {

@@ -7,9 +7,10 @@ import Testing
 @testable import JetstreamClient
 
 /// Three `SyncEngine`s and a fake server (the model core) under seeded random schedules of local
-/// sets, sends, lost answers, answers and events. After every step the view is what CLIENTS.md
-/// defines (confirmed with the pending sets that still apply re-applied in order), and the updates
-/// rebuild it exactly from the previous view — what the typed scope relies on. At the end every
+/// sets, sends, lost answers, answers and events. After every step the view is what
+/// docs/sync-protocol.md defines (confirmed with the pending sets that still apply re-applied in
+/// order), and the updates rebuild it exactly from the previous view — what the typed scope
+/// relies on. At the end every
 /// engine equals the server and no key was applied twice. (Across the 20 seeds the schedules
 /// include sets the schema refuses and sets the server refuses after a race.)
 @Suite("SyncEngine schedules")

@@ -5,7 +5,7 @@ import Testing
 
 @testable import JetstreamClient
 
-/// `SyncEngine`, CLIENTS.md's algorithm with no I/O, rule by rule (after the JavaScript client's
+/// `SyncEngine`, docs/sync-protocol.md's algorithm with no I/O, rule by rule (after the JavaScript client's
 /// `core.test.mjs`), then seeded schedules of three engines and a fake server.
 @Suite("SyncEngine")
 struct SyncEngineTests {

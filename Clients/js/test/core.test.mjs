@@ -1,4 +1,4 @@
-// SyncCore, the pure state machine of CLIENTS.md's algorithm (no network, no timers), rule by rule,
+// SyncCore, the pure state machine of docs/sync-protocol.md (no network, no timers), rule by rule,
 // with the demo schema. Events are written by hand where the exact shape matters and produced by
 // FakeServer (the shared model rules) where many are needed.
 import { test } from "node:test";
@@ -416,8 +416,8 @@ test("rule 6: an event that detaches an object a pending set left reachable only
  * One client: a SyncCore, how far it has read the server's events, and a "mirror" of its view
  * built only from its notifications — which must equal the view after every step (so every
  * notification carries every changed object, and nothing that did not change). After every step
- * the view must also be what CLIENTS.md defines: confirmed with every pending set that still
- * applies re-applied in order.
+ * the view must also be what docs/sync-protocol.md defines: confirmed with every pending set
+ * that still applies re-applied in order.
  */
 class Client {
   constructor(id, server) {
