@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Gateway benchmark (issue 5): `jetstream serve` (release, --no-access-log, demo schema) on loopback.
+# Gateway benchmark: the throughput and latency of `jetstream serve` (release, --no-access-log, demo
+# schema) on loopback — reads of a scope's state, durable change-set writes, event fan-out to many
+# SSE subscribers, and start-up time over a full store.
 #
 #   Benchmarks/gateway/run.sh [--no-build] [--duration 10s] [--fanout "1000:100 10000:100 10000:20"]
 #       [--fanout-events 1000] [--fanout-rate 100] [--fanout-processes 2] [--fanout-clients "c python"]
