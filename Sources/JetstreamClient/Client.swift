@@ -143,9 +143,11 @@ public struct Client: Sendable {
         let retryAfter: Int?
     }
 
-    /// One request with the token; a `401` asks the token provider once more and retries.
+    /// One request with the token; a `401` asks the token provider once more and retries, unless
+    /// `retryingUnauthorized` is false (the sender's policy decides then).
     func request(
-        _ method: String, _ path: String, body: JSONValue? = nil, headers: [String: String] = [:]
+        _ method: String, _ path: String, body: JSONValue? = nil, headers: [String: String] = [:],
+        retryingUnauthorized: Bool = true
     ) async throws(ClientError) -> Answer {
         var refreshed = false
         while true {
@@ -167,7 +169,7 @@ public struct Client: Sendable {
             } catch {
                 throw ClientError.unreachable("\(method) \(path): \(error.localizedDescription)")
             }
-            if response.statusCode == 401 && !refreshed && token != nil {
+            if response.statusCode == 401 && retryingUnauthorized && !refreshed && token != nil {
                 refreshed = true
                 continue
             }

@@ -14,46 +14,38 @@ extension ScopeSync {
         }
     }
 
-    /// Statuses after which a set is refused for good (rule 4); any other is retried (rule 5).
-    static let finalStatuses: Set<Int> = [400, 403, 404, 409, 412, 413, 415, 422]
-
     private func send(_ set: PendingChangeSet, isolation: isolated any Actor = #isolation) async {
         let body: JSONValue = ["fragments": .array(set.fragments.map(\.jsonValue))]
         let path = "/v1/scopes/\(Client.escaped(scope.name))/changesets"
-        let answer: Client.Answer
-        do {
-            answer = try await client.request("POST", path, body: body, headers: ["Idempotency-Key": set.key])
-        } catch {
-            engine.retry(key: set.key)
-            await backOff(retryAfter: nil)
-            return
+        var answer: SendRetry.Answer = .networkError
+        var answerBody: [UInt8] = []
+        // A 401 is the send policy's to judge (a new token, then the same set at once), not
+        // retried inside the request.
+        if let reply = try? await client.request(
+            "POST", path, body: body, headers: ["Idempotency-Key": set.key], retryingUnauthorized: false)
+        {
+            answer = .status(reply.status, retryAfter: reply.retryAfter)
+            answerBody = reply.body
         }
         if isStopped { return }
-        let status = answer.status
-        if status == 200 {
-            sendAttempt = 0
-            let version = (try? JSONParser.parse(answer.body))?["version"]?.number?.int64Value
+        switch sendRetry.answered(answer) {
+        case .next:
+            let version = (try? JSONParser.parse(answerBody))?["version"]?.number?.int64Value
             show(engine.accepted(key: set.key, version: version.map { Int($0) } ?? Int.max))
-        } else if Self.finalStatuses.contains(status) {
-            sendAttempt = 0
+        case .rejected:
+            guard case .status(let status, _) = answer else { return }
             scope.flush()
             show(engine.rejected(key: set.key))
-            report(Rejection(status: status, body: answer.body, key: set.key, fragments: set.fragments))
-        } else {
+            report(Rejection(status: status, body: answerBody, key: set.key, fragments: set.fragments))
+        case .resendWithNewToken:
+            // The request asks the token provider for every send.
             engine.retry(key: set.key)
-            await backOff(retryAfter: answer.retryAfter)
+        case .backOff(let attempt):
+            engine.retry(key: set.key)
+            try? await Task.sleep(for: client.configuration.backoff.delay(attempt: attempt - 1))
+        case .retryAfter(let seconds):
+            engine.retry(key: set.key)
+            try? await Task.sleep(for: .seconds(seconds))
         }
-    }
-
-    /// Waits before the next attempt: `Retry-After` seconds when given, else the backoff.
-    private func backOff(retryAfter seconds: Int?, isolation: isolated any Actor = #isolation) async {
-        let delay: Duration
-        if let seconds, seconds > 0 {
-            delay = .seconds(seconds)
-        } else {
-            delay = client.configuration.backoff.delay(attempt: sendAttempt)
-            sendAttempt += 1
-        }
-        try? await Task.sleep(for: delay)
     }
 }

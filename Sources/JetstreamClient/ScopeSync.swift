@@ -50,12 +50,11 @@ public final class ScopeSync: @unchecked Sendable {
     let senderWakeups: AsyncStream<Void>
     let wakeSender: AsyncStream<Void>.Continuation
     var flushScheduled = false
-    /// Set when the stream and this client disagree: the next connection asks for a full state.
-    var needsFullState = false
-    var streamAttempt = 0
+    /// How the stream's connections went, and so what the next one does.
+    var connection = StreamConnection()
     /// When the current stream connection last delivered a byte (heartbeats included).
     var lastStreamActivity = ContinuousClock.now
-    var sendAttempt = 0
+    var sendRetry = SendRetry()
     var token: String?
 
     init(scope: Scope, client: Client, schema: Schema, state: ScopeState, isolation: isolated any Actor) {
@@ -116,7 +115,8 @@ public final class ScopeSync: @unchecked Sendable {
 
     func finish(_ reason: StopReason) {
         guard !isStopped else { return }
-        setStatus(.stopped(reason: reason))
+        connection.stopped(reason)
+        setStatus(connection.status)
         cancelChangeHandler?()
         cancelChangeHandler = nil
         scope.onFlushNeeded = nil
