@@ -56,7 +56,7 @@ struct SyncEngine: Sendable {
     /// The server version the view is based on.
     var version: Int { confirmed.version }
 
-    /// Rule 1: a local change set, checked against the view. On success the view includes it
+    /// L1: a local change set, checked against the view. On success the view includes it
     /// (the typed scope already shows it) and it is queued under a new key; otherwise the replies
     /// say why, and nothing changed.
     mutating func local(_ fragments: [SyncFragment]) -> Result<String, LocalRejection> {
@@ -73,7 +73,7 @@ struct SyncEngine: Sendable {
         }
     }
 
-    /// Rules 2 and 5: the first queued set when none is in flight, now marked in flight.
+    /// L2: the first queued set when none is in flight, now marked in flight.
     mutating func nextToSend() -> PendingChangeSet? {
         guard !pending.contains(where: { $0.status == .inFlight }),
             let index = pending.firstIndex(where: { $0.status == .queued })
@@ -82,14 +82,14 @@ struct SyncEngine: Sendable {
         return pending[index]
     }
 
-    /// Rule 5: back to the queue after a network error or a 5xx, to be sent again with its key.
+    /// R6: back to the queue after a network error or a 5xx, to be sent again with its key.
     mutating func retry(key: String) {
         if let index = pending.firstIndex(where: { $0.key == key }), pending[index].status == .inFlight {
             pending[index].status = .queued
         }
     }
 
-    /// Rule 3: accepted at `version`; kept until the stream's confirmed state reaches it.
+    /// R6: accepted at `version`; kept until the stream's confirmed state reaches it.
     mutating func accepted(key: String, version: Int) -> ViewUpdate {
         guard let index = pending.firstIndex(where: { $0.key == key }) else { return .none }
         pending[index].status = .accepted(version: version)
@@ -98,7 +98,7 @@ struct SyncEngine: Sendable {
         return rebuild(touched: [])
     }
 
-    /// Rule 4: refused by the server; its effect leaves the view.
+    /// R6: refused by the server; its effect leaves the view.
     mutating func rejected(key: String) -> ViewUpdate {
         guard let index = pending.firstIndex(where: { $0.key == key }) else { return .none }
         pending.remove(at: index)
@@ -116,7 +116,7 @@ struct SyncEngine: Sendable {
         case inconsistent([FragmentReply])
     }
 
-    /// Rules 6 and 7: a `changeset` event of the server.
+    /// E1: a `changeset` event of the server (a gap is R1, an inconsistent one R2).
     mutating func event(
         version: Int, fragments: [SyncFragment], removed: [UUID], idempotencyKey: String?
     ) -> EventOutcome {
@@ -141,7 +141,7 @@ struct SyncEngine: Sendable {
         return .applied(rebuild(touched: Set(fragments.map(\.uuid)).union(removed)))
     }
 
-    /// Rule 8: a `reset` (or snapshot). The confirmed state is replaced; every set not yet
+    /// R7: a `reset` (or snapshot). The confirmed state is replaced; every set not yet
     /// accepted at or below its version is sent again with its key. The typed scope takes the
     /// whole view (`view`), so no update is returned.
     mutating func reset(to state: ScopeState) {

@@ -40,7 +40,7 @@ struct SyncEngineTests {
         return set
     }
 
-    @Test("rule 1: a local set is in the view at once, keyed <clientID>:<n> in order; confirmed is untouched")
+    @Test("L1: a local set is in the view at once, keyed <clientID>:<n> in order; confirmed is untouched")
     func localSetsAreKeyedInOrder() {
         var engine = Self.loaded(version: 3, clientID: "tab-1")
         #expect(Self.key(engine.local(F.set(Self.s1, ["x": 10]))) == "tab-1:1")
@@ -56,7 +56,7 @@ struct SyncEngineTests {
         #expect(engine.pending.map(\.key) == ["tab-1:1", "tab-1:2", "tab-1:3"])
     }
 
-    @Test("rule 1: a set the schema refuses gets one reply per fragment, changes nothing and uses no key")
+    @Test("L1: a set the schema refuses gets one reply per fragment, changes nothing and uses no key")
     func locallyInvalidSetsAreRefused() throws {
         var engine = Self.loaded()
         let view = F.content(engine.view)
@@ -80,7 +80,7 @@ struct SyncEngineTests {
         #expect(Self.key(engine.local(F.set(Self.s1, ["x": 5]))) == "tab:1", "refused sets use no sequence number")
     }
 
-    @Test("rules 2 and 5: one set in flight, in creation order; a retried set goes again with its key")
+    @Test("L2 and R6: one set in flight, in creation order; a retried set goes again with its key")
     func oneInFlightInOrder() throws {
         var engine = Self.loaded()
         _ = engine.local(F.set(Self.s1, ["x": 10]))
@@ -97,7 +97,7 @@ struct SyncEngineTests {
         #expect(engine.nextToSend()?.key == "tab:2")
     }
 
-    @Test("rule 3: an accepted set stays in the view until the stream confirms it, no flicker")
+    @Test("R6: an accepted set stays in the view until the stream confirms it, no flicker")
     func acceptedIsKeptUntilConfirmed() throws {
         var engine = Self.loaded()
         let key = try Self.local(&engine, F.set(Self.s1, ["x": 10]))
@@ -123,7 +123,7 @@ struct SyncEngineTests {
         #expect(F.value(engine.view, Self.s1, "x") == .float(10))
     }
 
-    @Test("rule 3: an accepted set leaves once an event reaches its version, also without its key")
+    @Test("R6: an accepted set leaves once an event reaches its version, also without its key")
     func acceptedLeavesAtItsVersion() throws {
         var engine = Self.loaded()
         let key = try Self.local(&engine, F.set(Self.s1, ["x": 10]))
@@ -145,7 +145,7 @@ struct SyncEngineTests {
         #expect(F.value(engine.view, Self.s2, "x") == .float(30))
     }
 
-    @Test("rule 6: the own echo is recognised by its key when it comes before the POST's answer")
+    @Test("E1: the own echo is recognised by its key when it comes before the POST's answer")
     func ownEchoBeforeTheAnswer() throws {
         var engine = Self.loaded(clientID: "tab-9")
         let key = try Self.local(&engine, F.add(Self.s3, ["x": 3]))
@@ -172,7 +172,7 @@ struct SyncEngineTests {
         }
     }
 
-    @Test("rule 6: another client's key does not confirm a local set; the local value stays on top")
+    @Test("E1: another client's key does not confirm a local set; the local value stays on top")
     func otherKeysDoNotConfirm() throws {
         var engine = Self.loaded()
         _ = engine.local(F.set(Self.s1, ["x": 10]))
@@ -182,7 +182,7 @@ struct SyncEngineTests {
         #expect(F.value(engine.confirmed, Self.s1, "x") == .float(99))
     }
 
-    @Test("rule 6: a remote event while sets are pending is rebased; the update turns the old view into the new")
+    @Test("E1: a remote event while sets are pending is rebased; the update turns the old view into the new")
     func remoteEventIsRebased() throws {
         var engine = Self.loaded(clientID: "a")
         _ = engine.local(F.set(Self.s1, ["x": 10]))
@@ -213,7 +213,7 @@ struct SyncEngineTests {
         #expect(F.value(engine.view, Self.s1, "x") == .float(10))
     }
 
-    @Test("rule 4: a rejected set leaves the view with an update of what it restores; later sets stay")
+    @Test("R6: a rejected set leaves the view with an update of what it restores; later sets stay")
     func rejectedSetsRollBack() throws {
         var engine = Self.loaded()
         let resize = try Self.local(&engine, F.set(Self.s1, ["width": 50]))
@@ -239,7 +239,7 @@ struct SyncEngineTests {
         }
     }
 
-    @Test("rule 6: a pending set that no longer applies stays pending and invisible until the server answers")
+    @Test("E1: a pending set that no longer applies stays pending and invisible until the server answers")
     func setThatNoLongerAppliesStaysPending() throws {
         var engine = Self.loaded()
         let move = try Self.local(&engine, F.set(Self.s1, ["x": 50]))
@@ -263,7 +263,7 @@ struct SyncEngineTests {
         #expect(engine.pending.map(\.key) == [later])
     }
 
-    @Test("rule 7: an event past version + 1 is a gap, one at or below it is stale; neither changes anything")
+    @Test("R1: an event past version + 1 is a gap, one at or below it is stale; neither changes anything")
     func gapsAndStaleEvents() {
         var engine = Self.loaded(version: 1)
         let view = F.content(engine.view)
@@ -308,7 +308,7 @@ struct SyncEngineTests {
     }
 
     @Test(
-        "rule 8: reset replaces confirmed, requeues unacknowledged sets, keeps the in-flight one, drops confirmed ones")
+        "R7: reset replaces confirmed, requeues unacknowledged sets, keeps the in-flight one, drops confirmed ones")
     func resetRequeues() throws {
         var engine = Self.loaded(version: 1)
         let done = try Self.local(&engine, F.set(Self.s1, ["x": 10]))

@@ -46,7 +46,7 @@ test("load: the view is the loaded state and the notification adds every object"
   assert.deepEqual(notification.removed, []);
 });
 
-test("rule 1: a local change is visible at once, keyed <clientId>:<n> in order, notified as local", () => {
+test("L1: a local change is visible at once, keyed <clientId>:<n> in order, notified as local", () => {
   const core = loaded(3, "tab-1");
   const first = core.local(setShape(S1, { x: 10 }));
   assert.equal(first.set.key, "tab-1:1");
@@ -69,7 +69,7 @@ test("rule 1: a local change is visible at once, keyed <clientId>:<n> in order, 
   assert.equal(core.local(removeShape(S2)).set.key, "tab-1:3");
 });
 
-test("rule 1: a locally invalid set throws a local Rejection with the server's error kinds; nothing changes", () => {
+test("L1: a locally invalid set throws a local Rejection with the server's error kinds; nothing changes", () => {
   const core = loaded(0);
   const view = objectsOf(core.view);
   const cases = [
@@ -114,7 +114,7 @@ test("rule 1: a locally invalid set throws a local Rejection with the server's e
   assert.equal(core.local(setShape(S1, { x: 5 })).set.key, "tab:1", "refused sets use no sequence number");
 });
 
-test("rule 2: one set in flight at a time, in creation order; a retried set keeps its key", () => {
+test("L2: one set in flight at a time, in creation order; a retried set keeps its key", () => {
   const core = loaded(0);
   const { set: first } = core.local(setShape(S1, { x: 10 }));
   const { set: second } = core.local(setShape(S2, { x: 20 }));
@@ -129,7 +129,7 @@ test("rule 2: one set in flight at a time, in creation order; a retried set keep
   assert.equal(core.nextToSend(), second);
 });
 
-test("rule 3: an accepted set stays in the view until the stream confirms it — no flicker", () => {
+test("R6: an accepted set stays in the view until the stream confirms it — no flicker", () => {
   const core = loaded(0);
   const { set } = core.local(setShape(S1, { x: 10 }));
   set.status = "inflight";
@@ -149,7 +149,7 @@ test("rule 3: an accepted set stays in the view until the stream confirms it —
   assert.equal(core.view.get(S1).properties.x, 10);
 });
 
-test("rule 3: an accepted set leaves once an event reaches its version, even without a key", () => {
+test("R6: an accepted set leaves once an event reaches its version, even without a key", () => {
   const core = loaded(0);
   const { set } = core.local(setShape(S1, { x: 10 }));
   set.status = "inflight";
@@ -170,7 +170,7 @@ test("rule 3: an accepted set leaves once an event reaches its version, even wit
   assert.equal(core.pending.length, 0);
 });
 
-test("rule 6: the own echo is recognised by idempotencyKey when it arrives BEFORE the POST answer", () => {
+test("E1: the own echo is recognised by idempotencyKey when it arrives BEFORE the POST answer", () => {
   const core = loaded(0, "tab-9");
   const { set } = core.local(addShape(S3, { x: 3 }));
   set.status = "inflight";
@@ -191,7 +191,7 @@ test("rule 6: the own echo is recognised by idempotencyKey when it arrives BEFOR
   assert.deepEqual(core.view.get(ROOT).properties.shapes, [S1, S2, S3]);
 });
 
-test("rule 6: another client's key does not confirm a local set", () => {
+test("E1: another client's key does not confirm a local set", () => {
   const core = loaded(0, "tab");
   core.local(setShape(S1, { x: 10 }));
   core.event(event(1, [shapeChange(S1, { x: 99 })], { key: "other:1" }));
@@ -200,7 +200,7 @@ test("rule 6: another client's key does not confirm a local set", () => {
   assert.equal(core.confirmed.get(S1).properties.x, 99);
 });
 
-test("rule 6: a remote event while local sets are pending is rebased — both effects stay", () => {
+test("E1: a remote event while local sets are pending is rebased — both effects stay", () => {
   const core = loaded(0, "a");
   core.local(setShape(S1, { x: 10 }));
   core.local(addShape(A, { x: 5 }));
@@ -223,7 +223,7 @@ test("rule 6: a remote event while local sets are pending is rebased — both ef
   assert.equal(core.view.get(S1).properties.x, 10);
 });
 
-test("rule 6: two clients inserting into shapes at the same version both keep their shape, in the server's order", () => {
+test("E1: two clients inserting into shapes at the same version both keep their shape, in the server's order", () => {
   const server = new FakeServer(schema, canvasState(0, [[S1, {}]]));
   const a = new SyncCore(schema, { clientId: "a" });
   const b = new SyncCore(schema, { clientId: "b" });
@@ -248,7 +248,7 @@ test("rule 6: two clients inserting into shapes at the same version both keep th
   }
 });
 
-test("rule 4: a rejected set rolls back with a notification of what was restored; later sets stay", () => {
+test("R6: a rejected set rolls back with a notification of what was restored; later sets stay", () => {
   const core = loaded(0);
   const { set: resize } = core.local(setShape(S1, { width: 50 }));
   const { set: add } = core.local(addShape(S3, { x: 3 }));
@@ -270,7 +270,7 @@ test("rule 4: a rejected set rolls back with a notification of what was restored
   assert.equal(core.rejected(add), null, "a set no longer pending is ignored");
 });
 
-test("rule 6: a pending set that no longer applies after a rebase stays pending and invisible, then leaves on rejection", () => {
+test("E1: a pending set that no longer applies after a rebase stays pending and invisible, then leaves on rejection", () => {
   const core = loaded(0);
   const { set: move } = core.local(setShape(S1, { x: 50 }));
   const { set: later } = core.local(setShape(S2, { x: 60 }));
@@ -289,7 +289,7 @@ test("rule 6: a pending set that no longer applies after a rebase stays pending 
   assert.equal(core.view.get(S2).properties.x, 60);
 });
 
-test("rule 7: gap detection — an event past version + 1 is a gap, an old one is ignored", () => {
+test("R1: gap detection — an event past version + 1 is a gap, an old one is ignored", () => {
   const core = loaded(1);
   const view = objectsOf(core.view);
   assert.deepEqual(core.event(event(3, [shapeChange(S1, { x: 9 })])), { gap: true });
@@ -305,7 +305,7 @@ test("rule 7: gap detection — an event past version + 1 is a gap, an old one i
   assert.equal(core.view.get(S1).properties.x, 7);
 });
 
-test("rule 8: reset replaces confirmed, requeues unacknowledged sets, keeps the in-flight one, drops the confirmed ones", () => {
+test("R7: reset replaces confirmed, requeues unacknowledged sets, keeps the in-flight one, drops the confirmed ones", () => {
   const core = loaded(1);
   const { set: done } = core.local(setShape(S1, { x: 10 }));
   const { set: ahead } = core.local(setShape(S1, { y: 20 }));
@@ -334,7 +334,7 @@ test("rule 8: reset replaces confirmed, requeues unacknowledged sets, keeps the 
   assert.equal(ahead.key, "tab:2", "with its original key");
 });
 
-test("rule 8: a reset that removed objects notifies them as removed", () => {
+test("R7: a reset that removed objects notifies them as removed", () => {
   const core = loaded(0);
   const notification = core.reset(canvasState(4, [[S2, { x: 2 }], [S3, { x: 3 }]]));
   assert.deepEqual(notification.removed, [S1]);
@@ -344,7 +344,7 @@ test("rule 8: a reset that removed objects notifies them as removed", () => {
   });
 });
 
-test("rule 9: one notification per event, carrying exactly the changed objects with all their properties", () => {
+test("N1: one notification per event, carrying exactly the changed objects with all their properties", () => {
   const core = loaded(0);
   const first = core.event(event(1, [shapeChange(S1, { x: 5 }), shapeChange(S1, { y: 6 }), shapeAdd(S3), canvasShapes([S1, S2, S3])]));
   assert.deepEqual(notified(first), {
@@ -376,7 +376,7 @@ const graph = new Schema({
 const board = uuid(0xb0a), I = uuid(0x11), J = uuid(0x12), K = uuid(0x13);
 const item = (id, partner = null) => ({ type: "add", uuid: id, clsName: "Item", properties: { label: id.slice(-2), partner } });
 
-test("rule 6: an event that re-attaches an object a pending set detached is rebased like any other", () => {
+test("E1: an event that re-attaches an object a pending set detached is rebased like any other", () => {
   const core = new SyncCore(graph, { clientId: "g" });
   core.load({ version: 0, rootUUID: board, fragments: [
     { type: "change", uuid: board, clsName: "Board", properties: { items: [I, J] } }, item(I), item(J)] });
@@ -393,7 +393,7 @@ test("rule 6: an event that re-attaches an object a pending set detached is reba
   assert.ok(core.view.get(I), `no dangling reference: J.partner names ${I}, which must be in the view`);
 });
 
-test("rule 6: an event that detaches an object a pending set left reachable only through it is rebased like any other", () => {
+test("E1: an event that detaches an object a pending set left reachable only through it is rebased like any other", () => {
   // I is on no board list; J and K both reach it through `partner`.
   const core = new SyncCore(graph, { clientId: "g" });
   core.load({ version: 0, rootUUID: board, fragments: [

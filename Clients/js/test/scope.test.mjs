@@ -86,7 +86,7 @@ test("the stream resumes from the confirmed version: Last-Event-ID on the first 
   assert.equal(scope.get(S1).properties.x, 50);
 });
 
-test("rule 7: a gap in the stream (an event past version + 1) reconnects from the confirmed version; the gapped event is not applied", async () => {
+test("R1: a gap in the stream (an event past version + 1) reconnects from the confirmed version; the gapped event is not applied", async () => {
   const server = scriptedServer({ version: 0 });
   const scope = await open(server, { backoff: { initial: 60_000, max: 60_000 } });
   await waitFor(() => server.streams.length === 1, "the stream");
@@ -126,7 +126,7 @@ test("a server that answers every stream with closing at once (draining) is not 
   assert.equal(scope.status, "reconnecting");
 });
 
-test("rule 5: a 503 is retried with the same Idempotency-Key; the change resolves once", async () => {
+test("R6: a 503 is retried with the same Idempotency-Key; the change resolves once", async () => {
   let failures = 2;
   const server = scriptedServer({ answerPost: () => (failures-- > 0 ? json({ type: "/problems/unavailable", status: 503 }, 503) : undefined) });
   const scope = await open(server);
@@ -136,7 +136,7 @@ test("rule 5: a 503 is retried with the same Idempotency-Key; the change resolve
   assert.deepEqual(server.posts()[0].body, { fragments: [{ type: "change", uuid: S1, clsName: "Shape", properties: { x: 7 } }] });
 });
 
-test("rule 2: collections are sent as operations, never as whole arrays", async () => {
+test("L3: collections are sent as operations, never as whole arrays", async () => {
   const server = scriptedServer();
   const scope = await open(server);
   const id = scope.add("Shape", { x: 3 }, { before: S1 });
@@ -150,7 +150,7 @@ test("rule 2: collections are sent as operations, never as whole arrays", async 
   assert.deepEqual(remove, [{ type: "change", uuid: ROOT, clsName: "Canvas", properties: { shapes: { remove: [S1] } } }]);
 });
 
-test("rule 4: a 422 rejects the change with the server's reasons and rolls it back", async () => {
+test("R6: a 422 rejects the change with the server's reasons and rolls it back", async () => {
   const problem = { type: "/problems/invalid-change-set", title: "Change set rejected", status: 422, detail: "1 of 1 fragments were rejected",
                     fragmentReplies: [{ error: { type: "unknown-object", message: "no such object", property: undefined } }] };
   const server = scriptedServer({ answerPost: () => json(problem, 422, { "Content-Type": "application/problem+json" }) });
