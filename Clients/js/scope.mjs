@@ -10,20 +10,13 @@ import { JetstreamError, Rejection } from "./errors.mjs";
 import { Schema, randomUUID, wireUUID } from "./schema.mjs";
 import { cloneProperties } from "./state.mjs";
 import { SyncCore } from "./sync-core.mjs";
-import { backoffDelay } from "./backoff.mjs";
+import { backoffDelay, pause } from "./backoff.mjs";
+import { ReconnectionPolicy, SendRetryPolicy, StreamEnd, endOfEvent, endOfResponse } from "./connection-state.mjs";
 import { SSEParser } from "./sse-parser.mjs";
-
-const sleep = (ms, signal) => new Promise((resolve) => {
-  const timer = setTimeout(resolve, ms);
-  signal?.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
-});
 
 async function problemOf(response) {
   try { return await response.json(); } catch { return { status: response.status, title: response.statusText }; }
 }
-
-/** Statuses after which a change set is refused for good (rule 4); others are retried (rule 5). */
-const FINAL_STATUSES = new Set([400, 403, 404, 409, 412, 413, 415, 422]);
 
 /**
  * Opens a scope: loads the schema and the scope's state, then follows its event stream and
@@ -56,8 +49,10 @@ export class Scope {
     this.status = "connecting";
     this.closed = false;
     this.abort = new AbortController();
-    this.streamAttempt = 0;
-    this.sendAttempt = 0;
+    /** While reconnecting: 0 at once, k during the k-th backoff in a row. */
+    this.reconnectAttempt = 0;
+    this.reconnection = new ReconnectionPolicy();
+    this.sending = new SendRetryPolicy();
     this.waiters = new Map();
     this.wake = null;
     this.token = undefined;
@@ -159,16 +154,8 @@ export class Scope {
   /** Stops following the scope. Pending sets not yet sent are dropped. */
   close() {
     if (this.closed) return;
-    this.closed = true;
-    this.abort.abort();
-    this.eventSource?.close();
-    if (typeof removeEventListener === "function") {
-      removeEventListener("online", this.onlineHandler);
-      removeEventListener("offline", this.offlineHandler);
-    }
-    this.setStatus("closed");
-    for (const { reject } of this.waiters.values()) reject(new JetstreamError(`scope ${this.name} was closed`));
-    this.waiters.clear();
+    this.reconnection.close();
+    this.finish(new JetstreamError(`scope ${this.name} was closed`));
   }
 
   // -- opening ---------------------------------------------------------------------------------
@@ -198,7 +185,7 @@ export class Scope {
     this.emit(this.core.load(await response.json()));
     // Back online (a browser's `online` event): retry now instead of at the end of a backoff.
     // Offline: drop the stream, so the status says so and it resumes from `version` on return.
-    this.onlineHandler = () => { this.streamAttempt = 0; this.wakeStream?.(); this.kick(true); };
+    this.onlineHandler = () => { this.reconnection.online(); this.cutStreamWait?.(); this.kick(true); };
     this.offlineHandler = () => this.dropStream?.();
     if (typeof addEventListener === "function") {
       addEventListener("online", this.onlineHandler);
@@ -223,14 +210,16 @@ export class Scope {
 
   // -- status and notifications ----------------------------------------------------------------
 
-  setStatus(status) {
-    if (this.status === status) return;
+  /** Shows the reconnection policy's status: `{status, attempt}`. */
+  setStatus({ status, attempt = 0 }) {
+    if (this.status === status && this.reconnectAttempt === attempt) return;
     this.status = status;
-    for (const listener of this.statusListeners) listener(status);
+    this.reconnectAttempt = attempt;
+    for (const listener of this.statusListeners) listener(status, { attempt });
   }
 
   emit(notification) {
-    if (!notification || notification.gap) return;
+    if (!notification || notification.gap || notification.inconsistent) return;
     if (!notification.local && !notification.rejection && !notification.deleted && !notification.error
         && notification.fragments.length === 0 && notification.removed.length === 0) return;
     for (const listener of this.listeners) {
@@ -240,15 +229,15 @@ export class Scope {
 
   /**
    * Wakes the sender: an idle sender always (a local change, a reset); one waiting out a backoff
-   * only with `retryNow` (the browser came back online), so edits made while the server is
-   * down do not each cause a retry.
+   * only with `retryNow` (a reset, the browser came back online), so edits made while the server
+   * is down do not each cause a retry.
    */
   kick(retryNow = false) {
     this.wake?.();
-    if (retryNow) { this.sendAttempt = 0; this.wakeBackoff?.(); }
+    if (retryNow) { this.sending.startOver(); this.cutSendWait?.(); }
   }
 
-  // -- sending (rules 2–5) ---------------------------------------------------------------------
+  // -- sending (R6) ----------------------------------------------------------------------------
 
   async sendLoop() {
     while (!this.closed) {
@@ -259,32 +248,29 @@ export class Scope {
       try {
         response = await this.request("POST", `/v1/scopes/${encodeURIComponent(this.name)}/changesets`,
           { fragments: set.fragments }, { "Idempotency-Key": set.key });
-      } catch (error) {
+      } catch {
         if (this.closed) return;
-        this.core.retry(set);
-        await this.sendBackoff(undefined);
-        continue;
       }
-      if (response.status === 200) {
+      const decision = this.sending.answered(response
+        ? { status: response.status, retryAfter: response.headers.get("Retry-After") ?? undefined }
+        : { network: true });
+      if (decision.action === "next") {
         const body = await response.json().catch(() => ({}));
-        this.sendAttempt = 0;
         this.settle(set, { version: body.version });
         this.emit(this.core.accepted(set, body.version));
-      } else if (response.status === 401) {
-        this.core.retry(set);
-        this.token = await this.resolveToken(true).catch(() => this.token);
-        await this.sendBackoff(undefined);
-      } else if (FINAL_STATUSES.has(response.status)) {
+      } else if (decision.action === "rejected") {
         const problem = await problemOf(response);
-        this.sendAttempt = 0;
         const rejection = new Rejection({ status: response.status, problem, fragments: set.fragments, key: set.key });
         const notification = this.core.rejected(set);
         this.emit({ ...(notification ?? { version: this.version, local: false, fragments: [], removed: [] }), rejection });
         for (const listener of this.rejectionListeners) listener(rejection);
         this.settle(set, undefined, rejection);
       } else {
+        // resend, wait or backoff: the set goes back to the queue and is sent again with its key.
         this.core.retry(set);
-        await this.sendBackoff(response.headers.get("Retry-After"));
+        if (decision.refreshToken) this.token = await this.resolveToken(true).catch(() => this.token);
+        if (decision.action === "wait") await this.sendWait(decision.seconds * 1000);
+        else if (decision.action === "backoff") await this.sendWait(backoffDelay(decision.attempt - 1, this.options.backoff));
       }
     }
   }
@@ -296,66 +282,68 @@ export class Scope {
     if (error) waiter.reject(error); else waiter.resolve(value);
   }
 
-  async sendBackoff(retryAfter) {
-    const seconds = Number(retryAfter);
-    const delay = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : backoffDelay(this.sendAttempt++, this.options.backoff);
-    await Promise.race([sleep(delay, this.abort.signal), new Promise((resolve) => { this.wakeBackoff = resolve; })]);
-    this.wakeBackoff = null;
+  async sendWait(ms) {
+    const wait = pause(ms, this.abort.signal);
+    this.cutSendWait = wait.cut;
+    await wait.done;
+    this.cutSendWait = null;
   }
 
-  // -- the stream (rules 6–8) ------------------------------------------------------------------
+  // -- the stream (R1–R5, R7) ------------------------------------------------------------------
 
   async followStream() {
     const useEventSource = this.options.transport === "eventsource" ||
       (this.options.transport !== "fetch" && typeof ReadableStream === "undefined" && typeof EventSource === "function");
-    let endedAtOnce = false;
     while (!this.closed) {
       const started = Date.now();
-      let outcome;
+      let end;
       try {
-        outcome = useEventSource ? await this.readWithEventSource() : await this.readWithFetch();
-      } catch (error) {
-        outcome = { retry: true, error };
+        end = useEventSource ? await this.readWithEventSource() : await this.readWithFetch();
+      } catch {
+        end = { kind: StreamEnd.network };
       }
       if (this.closed) return;
-      if (outcome.deleted) { this.deleted(); return; }
-      if (outcome.fatal) { this.fail(outcome.fatal); return; }
-      if (outcome.refreshToken) this.token = await this.resolveToken(true).catch(() => this.token);
-      if (Date.now() - started > 60000) this.streamAttempt = 0;
-      this.setStatus("reconnecting");
-      // A draining server answers every new stream with `closing` at once (and a token provider
-      // with no valid token left gets `auth-expired` at once): after one reconnection at once, a
-      // connection that ends as fast again backs off instead of spinning.
-      const spinning = outcome.immediate && endedAtOnce && Date.now() - started < 1000;
-      endedAtOnce = Boolean(outcome.immediate);
-      if (!outcome.immediate || spinning) {
-        const delay = backoffDelay(this.streamAttempt++, this.options.backoff);
-        await Promise.race([sleep(delay, this.abort.signal), new Promise((resolve) => { this.wakeStream = resolve; })]);
-        this.wakeStream = null;
+      const decision = this.reconnection.ended(end.kind, Date.now() - started);
+      if (decision.action === "stop") {
+        if (decision.reason === StreamEnd.deleted) this.deleted(); else this.fail(end.error);
+        return;
+      }
+      this.setStatus(this.reconnection.status);
+      if (decision.refreshToken) this.token = await this.resolveToken(true).catch(() => this.token);
+      if (decision.action === "backoff") {
+        const wait = pause(backoffDelay(decision.attempt - 1, this.options.backoff), this.abort.signal);
+        this.cutStreamWait = wait.cut;
+        await wait.done;
+        this.cutStreamWait = null;
       }
     }
   }
 
-  /** Handles one SSE event; returns an outcome that ends the connection, or undefined. */
+  /** The stream answered: it is live. */
+  opened() {
+    this.reconnection.opened();
+    this.setStatus(this.reconnection.status);
+  }
+
+  /** Handles one SSE event; returns `{kind}` (a `StreamEnd`) when it ends the connection. */
   handle(type, data) {
     switch (type) {
       case "changeset": {
-        const event = JSON.parse(data);
-        const notification = this.core.event(event);
-        if (notification?.gap) return { immediate: true };
+        const notification = this.core.event(JSON.parse(data));
+        if (notification?.gap) return { kind: StreamEnd.gap };
+        if (notification?.inconsistent) return { kind: StreamEnd.inconsistent };
         this.emit(notification);
         return undefined;
       }
       case "snapshot":
       case "reset":
         this.emit(this.core.reset(JSON.parse(data)));
-        this.kick(true);   // rule 8: every unacknowledged set is sent again, now
+        this.kick(true);   // R7: every set not in flight is sent again, now
         return undefined;
-      case "deleted": return { deleted: true };
-      case "closing": return { immediate: true };
-      case "auth-expired": return { refreshToken: true, immediate: true };
-      case "error": return { retry: true };
-      default: return undefined;
+      default: {
+        const kind = endOfEvent(type);
+        return kind && { kind };
+      }
     }
   }
 
@@ -365,80 +353,98 @@ export class Scope {
 
   async readWithFetch() {
     const controller = new AbortController();
-    const abortStream = () => controller.abort();
-    this.dropStream = abortStream;
-    this.abort.signal.addEventListener("abort", abortStream, { once: true });
+    // Why this side ended the connection, when it did: the watchdog or the browser going offline.
+    let cut;
+    const abortStream = (why = StreamEnd.dropped) => { cut ??= why; controller.abort(); };
+    this.dropStream = () => abortStream(StreamEnd.dropped);
+    const onAbort = () => abortStream(StreamEnd.dropped);
+    this.abort.signal.addEventListener("abort", onAbort, { once: true });
     const silence = 2 * 1000 * (this.options.heartbeatInterval ?? 15);
     let watchdog;
-    const arm = () => { clearTimeout(watchdog); watchdog = setTimeout(() => controller.abort(), silence); };
+    const arm = () => { clearTimeout(watchdog); watchdog = setTimeout(() => abortStream(StreamEnd.silence), silence); };
     try {
-      const headers = { Accept: "text/event-stream", "Last-Event-ID": String(this.version) };
+      const headers = { Accept: "text/event-stream" };
+      // R2: after an inconsistent echo the next connection asks for the whole state.
+      const lastEventId = this.reconnection.lastEventId(this.version);
+      if (lastEventId !== null) headers["Last-Event-ID"] = String(lastEventId);
       if (this.token) headers.Authorization = `Bearer ${this.token}`;
       arm();
       const response = await this.fetch(this.baseURL + this.streamPath(), { headers, signal: controller.signal, cache: "no-store" });
-      if (response.status === 401) return { refreshToken: true };
-      if (response.status === 404) return { deleted: true };
-      if (response.status === 403) return { fatal: new JetstreamError(`not allowed to read scope ${this.name}`, { status: 403, problem: await problemOf(response) }) };
-      if (!response.ok || !response.body) return { retry: true };
-      this.setStatus("live");
-      let outcome;
-      const parser = new SSEParser(({ type, data }) => { outcome ??= this.handle(type, data); });
+      const refused = endOfResponse(response.status);
+      if (refused === StreamEnd.forbidden) {
+        return { kind: refused, error: new JetstreamError(`not allowed to read scope ${this.name}`, { status: 403, problem: await problemOf(response) }) };
+      }
+      if (refused) return { kind: refused };
+      if (!response.body) return { kind: StreamEnd.serverError };
+      this.opened();
+      let end;
+      const parser = new SSEParser(({ type, data }) => { end ??= this.handle(type, data); });
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       for (;;) {
         arm();
         const { value, done } = await reader.read();
-        if (done) return outcome ?? { retry: true };
+        if (done) return end ?? { kind: StreamEnd.dropped };
         parser.feed(value);
-        if (outcome) { controller.abort(); return outcome; }
+        if (end) { controller.abort(); return end; }
       }
+    } catch (error) {
+      if (cut) return { kind: cut };
+      throw error;
     } finally {
       clearTimeout(watchdog);
-      this.abort.signal.removeEventListener("abort", abortStream);
+      this.abort.signal.removeEventListener("abort", onAbort);
     }
   }
 
   readWithEventSource() {
     return new Promise((resolve) => {
-      const query = new URLSearchParams({ lastEventId: String(this.version) });
+      const query = new URLSearchParams();
+      const lastEventId = this.reconnection.lastEventId(this.version);
+      if (lastEventId !== null) query.set("lastEventId", String(lastEventId));
       if (this.token) query.set("access_token", this.token);
       const base = this.baseURL || globalThis.location?.origin || "";
       const source = new EventSource(`${base}${this.streamPath()}?${query}`);
       this.eventSource = source;
-      const finish = (outcome) => { source.close(); this.eventSource = null; resolve(outcome); };
-      this.dropStream = () => finish({ retry: true });
-      source.onopen = () => this.setStatus("live");
-      source.onerror = () => finish({ retry: true });
+      const finish = (end) => { source.close(); this.eventSource = null; resolve(end); };
+      this.dropStream = () => finish({ kind: StreamEnd.dropped });
+      source.onopen = () => this.opened();
+      // EventSource hides the status: a refusal at open and a dropped stream look the same.
+      source.onerror = () => finish({ kind: StreamEnd.network });
       for (const type of ["changeset", "snapshot", "reset", "deleted", "closing", "auth-expired", "error"]) {
         source.addEventListener(type, (event) => {
           if (type === "error" && !(event instanceof MessageEvent)) return;
-          const outcome = this.handle(type, event.data ?? "");
-          if (outcome) finish(outcome);
+          const end = this.handle(type, event.data ?? "");
+          if (end) finish(end);
         });
       }
-      this.abort.signal.addEventListener("abort", () => finish({}), { once: true });
+      this.abort.signal.addEventListener("abort", () => finish({ kind: StreamEnd.dropped }), { once: true });
     });
   }
 
-  deleted() {
+  /** Stops for good: status closed (the policy's reason), pending promises reject with `error`. */
+  finish(error, notification) {
     this.closed = true;
     this.abort.abort();
-    this.setStatus("closed");
-    const error = new JetstreamError(`scope ${this.name} was deleted`, { status: 404 });
-    this.emit({ version: this.version, local: false, fragments: [], removed: [], deleted: true });
+    this.eventSource?.close();
+    if (typeof removeEventListener === "function") {
+      removeEventListener("online", this.onlineHandler);
+      removeEventListener("offline", this.offlineHandler);
+    }
+    this.setStatus(this.reconnection.status);
+    if (notification) this.emit({ version: this.version, local: false, fragments: [], removed: [], ...notification });
     for (const { reject } of this.waiters.values()) reject(error);
     this.waiters.clear();
+  }
+
+  deleted() {
+    this.finish(new JetstreamError(`scope ${this.name} was deleted`, { status: 404 }), { deleted: true });
   }
 
   fail(error) {
-    this.closed = true;
-    this.abort.abort();
-    this.setStatus("closed");
-    this.emit({ version: this.version, local: false, fragments: [], removed: [], error });
-    for (const { reject } of this.waiters.values()) reject(error);
-    this.waiters.clear();
+    this.finish(error, { error });
   }
 
-  /** Rule 1: applies locally (throwing a local `Rejection`) and queues the set for sending. */
+  /** Applies locally (throwing a local `Rejection`) and queues the set for sending. */
   enqueue(fragments) {
     if (this.closed) throw new JetstreamError(`scope ${this.name} is closed`);
     const { set, notification } = this.core.local(fragments);

@@ -92,8 +92,11 @@ export class SyncCore {
   retry(set) { if (set.status === "inflight") set.status = "queued"; }
 
   /**
-   * Rules 6 and 7: a `changeset` event. Returns `{gap: true}` when it is ahead of `version + 1`
-   * (the caller reconnects), null for one already applied, else the notification.
+   * A `changeset` event. Returns null for one already applied, `{gap: true}` for one ahead of
+   * `version + 1` (the caller reconnects from `version`, R1), `{inconsistent: true, replies}` for
+   * one at `version + 1` that does not apply to the confirmed state — the stream and this client
+   * disagree, so the caller reconnects for the whole state (R2); nothing changed — else the
+   * notification. The pending set whose key is the event's `idempotencyKey` (its echo) leaves.
    */
   event(event) {
     if (event.version <= this.version) return null;
@@ -106,16 +109,31 @@ export class SyncCore {
       // every one of them applies: re-applying them would give the view plus the event, so apply
       // it to both and skip the rebuild (a drag keeps a set pending while others' edits stream in).
       const before = this.view.subset(touched);
-      this.confirmed.applyAccepted(event);
+      const outcome = this.applyToConfirmed(event);
+      if (!outcome.ok) return { inconsistent: true, replies: outcome.replies };
       this.view.applyAccepted(event);
       return this.describe(before, touched, info);
     }
-    // Without pending sets the view is `confirmed` itself, changed in place below: keep the
-    // records the event replaces (records are never changed in place) to tell what changed.
-    const before = this.view === this.confirmed ? this.confirmed.subset(touched) : this.view;
-    this.confirmed.applyAccepted(event);
+    const withoutPending = this.view === this.confirmed;
+    // Without pending sets the view is `confirmed` itself, changed in place: what changed is what
+    // the application wrote or removed, with the records from before (never changed in place).
+    const before = withoutPending ? null : this.view;
+    const outcome = this.applyToConfirmed(event);
+    if (!outcome.ok) return { inconsistent: true, replies: outcome.replies };
+    const written = new Set(outcome.previous.keys());
     this.pending = this.pending.filter((set) => set.key !== own && !(set.status === "accepted" && set.version <= event.version));
-    return this.recompute(before, info, touched);
+    if (withoutPending) {
+      const records = [...outcome.previous].filter(([, record]) => record !== undefined);
+      return this.recompute(new ScopeState(this.rootUUID, this.version, new Map(records)), info, written);
+    }
+    return this.recompute(before, info, new Set([...touched, ...written]));
+  }
+
+  /** The event applied to `confirmed` with the model's rules (all or nothing), at its version. */
+  applyToConfirmed(event) {
+    const outcome = applyChangeSet(this.confirmed, this.schema, event.fragments);
+    if (outcome.ok) this.confirmed.version = event.version;
+    return outcome;
   }
 
   /**

@@ -1,0 +1,233 @@
+// connection-state.mjs — what the client does after a stream connection ends or a POST is
+// answered: two pure, clock-free policies that the transport (scope.mjs) asks and obeys.
+//
+// Owns: `ReconnectionPolicy` (the event stream) and `SendRetryPolicy` (the change sets), the
+// names of how a stream connection can end (`StreamEnd`) and which statuses and events end one. No I/O, no timers, no clock: the
+// caller says how long a connection lasted (ms), so a test drives them with a manual clock, and
+// the shared traces (Tests/Fixtures/sync-traces.json) hold the Swift client to the same rules
+// (docs/js-client.md, "Reconnection and retries", R1–R7).
+//
+// The stream, one connection at a time:
+//
+//   connecting ──opened()──► live ──ended(kind, lastedMs)──┬─► reconnect now   (attempt 0)
+//                             ▲                            │     closing, gap            R1
+//                             │                            │     inconsistent echo:
+//                             │                            │       no Last-Event-ID      R2
+//                             │                            │     401 at open, auth-expired:
+//                             │                            │       new token first       R3
+//                             │                            │
+//                             │                            ├─► back off (attempt k ≥ 1)  R5
+//                             │                            │     network, dropped, 5xx,
+//                             │                            │     event: error, silence,
+//                             │                            │     an at-once end that ends
+//                             │                            │     at once again (< 1 s)   R4
+//                             │                            │
+//                             └────opened()── reconnecting ◄┘
+//                                                          └─► stop: deleted (404, event:
+//                                                                deleted), forbidden (403)
+//
+//   close() from any state ─► closed          k: consecutive backoffs, 0 again after a
+//                                             connection that lasted more than 60 s
+//
+// A POST in flight, answered (R6):
+//   200 ─► next            400 403 404 409 412 413 415 422 ─► rejected
+//   401 ─► new token, resend at once; a second 401 in a row ─► new token, back off
+//   network error, any other status ─► Retry-After s when given (> 0), else back off (attempt k)
+
+/** How one connection of the event stream ended. */
+export const StreamEnd = Object.freeze({
+  /** `event: closing` (the server drains or rebalances). */
+  closing: "closing",
+  /** A `changeset` event past `version + 1`. */
+  gap: "gap",
+  /** A `changeset` event at `version + 1` that does not apply to the confirmed state. */
+  inconsistent: "inconsistent",
+  /** `event: auth-expired`. */
+  authExpired: "auth-expired",
+  /** `401` when the stream opens. */
+  unauthorized: "unauthorized",
+  /** The request failed (no answer). */
+  network: "network",
+  /** The stream ended without an event that says why. */
+  dropped: "dropped",
+  /** `5xx` (or another status that is not one of the above) when the stream opens. */
+  serverError: "server-error",
+  /** `event: error`. */
+  error: "error",
+  /** Nothing arrived for two heartbeat intervals. */
+  silence: "silence",
+  /** `404` when the stream opens, or `event: deleted`. */
+  deleted: "deleted",
+  /** `403` when the stream opens. */
+  forbidden: "forbidden",
+});
+
+/**
+ * The end a stream response's status means, or undefined for 200 (the stream is open): 401
+ * unauthorized, 403 forbidden, 404 deleted, any other a server error.
+ */
+export function endOfResponse(status) {
+  switch (status) {
+    case 200: return undefined;
+    case 401: return StreamEnd.unauthorized;
+    case 403: return StreamEnd.forbidden;
+    case 404: return StreamEnd.deleted;
+    default: return StreamEnd.serverError;
+  }
+}
+
+/**
+ * The end an SSE event means, or undefined for one that does not end the connection (a
+ * `changeset` ends it only through SyncCore's answer: a gap or an inconsistency).
+ */
+export function endOfEvent(type) {
+  switch (type) {
+    case "closing": return StreamEnd.closing;
+    case "auth-expired": return StreamEnd.authExpired;
+    case "error": return StreamEnd.error;
+    case "deleted": return StreamEnd.deleted;
+    default: return undefined;
+  }
+}
+
+/** Ends after which the client reconnects at once (unless it spins, R4). */
+const AT_ONCE = new Set([StreamEnd.closing, StreamEnd.gap, StreamEnd.inconsistent, StreamEnd.authExpired, StreamEnd.unauthorized]);
+/** Ends after which the client backs off (R5). */
+const BACK_OFF = new Set([StreamEnd.network, StreamEnd.dropped, StreamEnd.serverError, StreamEnd.error, StreamEnd.silence]);
+
+/**
+ * The event stream's reconnection rules (R1–R5). `status` is what the scope shows:
+ * `{status: "connecting" | "live" | "reconnecting" | "closed", attempt, reason?}` — `attempt` 0
+ * while reconnecting at once, k while backing off; `reason` ("requested", "deleted", "forbidden")
+ * once closed. `fullState` says whether the next connection asks for the whole state (no
+ * `Last-Event-ID`).
+ *
+ *   const policy = new ReconnectionPolicy();
+ *   policy.opened();
+ *   policy.ended("closing", 5_000)   // {action: "reconnect", attempt: 0, refreshToken: false, fullState: false}
+ *   policy.ended("network", 20)      // {action: "backoff", attempt: 1, …}: wait backoffDelay(0)
+ */
+export class ReconnectionPolicy {
+  /** A connection that ends at once within `spinWindow` ms of its start, right after a
+   *  reconnection at once, backs off (R4); one that lasted more than `healthyAfter` ms resets the
+   *  backoff (R5). */
+  constructor({ spinWindow = 1000, healthyAfter = 60_000 } = {}) {
+    this.spinWindow = spinWindow;
+    this.healthyAfter = healthyAfter;
+    /** Consecutive backoffs (the last one's attempt number). */
+    this.attempt = 0;
+    /** Whether the last end was followed by a reconnection at once. */
+    this.reconnectedAtOnce = false;
+    this.fullState = false;
+    this.status = { status: "connecting", attempt: 0 };
+  }
+
+  get stopped() { return this.status.status === "closed"; }
+
+  /** The stream answered 200: live; a full state asked for has now been served. */
+  opened() {
+    if (this.stopped) return this.status;
+    this.fullState = false;
+    this.status = { status: "live", attempt: 0 };
+    return this.status;
+  }
+
+  /**
+   * A connection ended `kind` (a `StreamEnd`) after `lastedMs` milliseconds. Returns the decision:
+   * `{action: "reconnect" | "backoff" | "stop", attempt, refreshToken, fullState, reason?}` —
+   * `backoff` waits `backoffDelay(attempt - 1)`; `refreshToken` asks the token provider first;
+   * `fullState` leaves `Last-Event-ID` out of the next request; `reason` says why it stopped.
+   */
+  ended(kind, lastedMs) {
+    if (this.stopped) return this.decision("stop", { reason: this.status.reason });
+    if (kind === StreamEnd.deleted || kind === StreamEnd.forbidden) {
+      this.status = { status: "closed", attempt: 0, reason: kind };
+      return this.decision("stop", { reason: kind });
+    }
+    if (!AT_ONCE.has(kind) && !BACK_OFF.has(kind)) throw new RangeError(`unknown stream end '${kind}'`);
+    if (lastedMs > this.healthyAfter) this.attempt = 0;
+    if (kind === StreamEnd.inconsistent) this.fullState = true;
+    const refreshToken = kind === StreamEnd.unauthorized || kind === StreamEnd.authExpired;
+    if (AT_ONCE.has(kind)) {
+      // A draining server answers every new stream with `closing`, and a provider with no valid
+      // token left gets 401 after 401: after one reconnection at once, an end as fast backs off.
+      const spinning = this.reconnectedAtOnce && lastedMs < this.spinWindow;
+      this.reconnectedAtOnce = true;
+      if (!spinning) {
+        this.status = { status: "reconnecting", attempt: 0 };
+        return this.decision("reconnect", { refreshToken });
+      }
+    } else {
+      this.reconnectedAtOnce = false;
+    }
+    this.attempt += 1;
+    this.status = { status: "reconnecting", attempt: this.attempt };
+    return this.decision("backoff", { refreshToken });
+  }
+
+  /** The `Last-Event-ID` of the next connection: the confirmed `version`, or null for the whole state (R2). */
+  lastEventId(version) { return this.fullState ? null : version; }
+
+  /** The network came back (a browser's `online` event): the next backoff starts over. */
+  online() { this.attempt = 0; }
+
+  /** `close()`: stopped on request. */
+  close() {
+    if (!this.stopped) this.status = { status: "closed", attempt: 0, reason: "requested" };
+    return this.status;
+  }
+
+  decision(action, { refreshToken = false, reason } = {}) {
+    const decision = { action, attempt: action === "backoff" ? this.attempt : 0, refreshToken, fullState: this.fullState };
+    if (reason !== undefined) decision.reason = reason;
+    return decision;
+  }
+}
+
+/** Statuses after which a change set is refused for good (R6); any other is retried. */
+export const FINAL_STATUSES = Object.freeze([400, 403, 404, 409, 412, 413, 415, 422]);
+const FINAL = new Set(FINAL_STATUSES);
+
+/**
+ * What to do with the change set in flight once its POST is answered (R6):
+ * `{action: "next"}` (accepted), `{action: "rejected"}` (refused for good), `{action: "resend",
+ * refreshToken: true}` (at once, with a new token), `{action: "backoff", attempt, refreshToken}`
+ * (wait `backoffDelay(attempt - 1)`) or `{action: "wait", seconds}` (the server's Retry-After).
+ * The set goes back to the queue for every action but `next` and `rejected`.
+ *
+ *   const policy = new SendRetryPolicy();
+ *   policy.answered({ status: 503, retryAfter: "2" })   // {action: "wait", seconds: 2}
+ *   policy.answered({ network: true })                  // {action: "backoff", attempt: 1, refreshToken: false}
+ *   policy.answered({ status: 200 })                    // {action: "next"}, the attempt count starts over
+ */
+export class SendRetryPolicy {
+  constructor() {
+    /** Consecutive backoffs (the last one's attempt number). */
+    this.attempt = 0;
+    /** 401s in a row for the set in flight. */
+    this.unauthorized = 0;
+  }
+
+  /**
+   * `answer`: `{status, retryAfter}` (a `Retry-After` header as given: seconds, or undefined) or
+   * `{network: true}` for a request that got no answer.
+   */
+  answered({ status, retryAfter, network = false } = {}) {
+    if (!network && status === 401) {
+      this.unauthorized += 1;
+      if (this.unauthorized === 1) return { action: "resend", refreshToken: true };
+      this.attempt += 1;
+      return { action: "backoff", attempt: this.attempt, refreshToken: true };
+    }
+    this.unauthorized = 0;
+    if (!network && status === 200) { this.attempt = 0; return { action: "next" }; }
+    if (!network && FINAL.has(status)) { this.attempt = 0; return { action: "rejected" }; }
+    const seconds = retryAfter === undefined || retryAfter === null ? NaN : Number(retryAfter);
+    if (Number.isFinite(seconds) && seconds > 0) return { action: "wait", seconds };
+    this.attempt += 1;
+    return { action: "backoff", attempt: this.attempt, refreshToken: false };
+  }
+
+  /** A reset or snapshot resends every set at once, and the browser came back online: start over. */
+  startOver() { this.attempt = 0; this.unauthorized = 0; }
+}
