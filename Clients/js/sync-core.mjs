@@ -49,7 +49,7 @@ export class SyncCore {
   }
 
   /**
-   * Rule 1: a local change set, checked against the view and applied to it at once. Returns
+   * L1: a local change set, checked against the view and applied to it at once. Returns
    * `{set, notification}`; throws a `Rejection` (local: true) when the set cannot apply.
    */
   local(fragments) {
@@ -78,17 +78,17 @@ export class SyncCore {
     return this.pending.find((set) => set.status === "queued");
   }
 
-  /** Rule 3: accepted at `version`; kept until the stream's confirmed state reaches it. */
+  /** R6: accepted at `version`; kept until the stream's confirmed state reaches it. */
   accepted(set, version) {
     set.status = "accepted";
     set.version = version;
     return version <= this.version ? this.drop(set) : null;
   }
 
-  /** Rule 4: refused by the server; its effect leaves the view. */
+  /** R6: refused by the server; its effect leaves the view. */
   rejected(set) { return this.drop(set); }
 
-  /** Rule 5: back to the queue (network error, 5xx), to be sent again with the same key. */
+  /** R6: back to the queue (network error, 5xx), to be sent again with the same key. */
   retry(set) { if (set.status === "inflight") set.status = "queued"; }
 
   /**
@@ -156,7 +156,7 @@ export class SyncCore {
     return true;
   }
 
-  /** Rule 8: a `reset` (or snapshot): new confirmed state; every unacknowledged set is sent again. */
+  /** R7: a `reset` (or snapshot): new confirmed state; every unacknowledged set is sent again. */
   reset(json) {
     const before = this.view;
     this.confirmed = ScopeState.fromJSON(json);

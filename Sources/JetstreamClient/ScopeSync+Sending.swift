@@ -4,7 +4,7 @@ import JetstreamJSON
 import JetstreamModel
 
 extension ScopeSync {
-    /// Rules 2–5: sends pending sets in order, one in flight, each with its fixed key, until the
+    /// L2 and R6: sends pending sets in order, one in flight, each with its fixed key, until the
     /// sync stops. Woken by every local change and by a reset.
     func sendChanges(isolation: isolated any Actor) async {
         for await _ in senderWakeups {

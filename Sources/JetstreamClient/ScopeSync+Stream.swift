@@ -111,7 +111,7 @@ extension ScopeSync {
         }
     }
 
-    /// Rules 6 and 7: applies a `changeset` event, or asks for a reconnection on a gap.
+    /// E1: applies a `changeset` event, or asks for a reconnection on a gap (R1) or a disagreement (R2).
     private func applyChangeSetEvent(_ data: [UInt8]) -> StreamConnection.End? {
         let fragments: [SyncFragment]
         let version: Int

@@ -149,7 +149,7 @@ public final class ScopeSync: @unchecked Sendable {
         scope.flush()
     }
 
-    /// Rule 1: a recorded local change set becomes a pending set, or — when the schema refuses
+    /// L1: a recorded local change set becomes a pending set, or — when the schema refuses
     /// it — is reverted and reported.
     private func localChange(_ recorded: RecordedChangeSet) {
         guard !isStopped else { return }
