@@ -88,6 +88,7 @@ public struct Gateway: Sendable {
         addObjectRoutes(to: &router)
         addEventRoutes(to: &router)
         addClientRoutes(to: &router)
+        addIndexRoute(to: &router)
         addPreflightRoutes(to: &router)
     }
 

@@ -136,11 +136,19 @@ public struct Client: Sendable {
         ]
     }
 
-    /// A response: its status, body and `Retry-After` (seconds), if any.
+    /// A response: its status, body, `Retry-After` (seconds) and the scope version its `ETag`
+    /// names (`"42"`), if any.
     struct Answer: Sendable {
         let status: Int
         let body: [UInt8]
         let retryAfter: Int?
+        var version: Int? = nil
+    }
+
+    /// The version a strong entity tag `"42"` names; nil for any other tag.
+    static func version(entityTag: String) -> Int? {
+        guard entityTag.count > 2, entityTag.first == "\"", entityTag.last == "\"" else { return nil }
+        return Int(entityTag.dropFirst().dropLast()).flatMap { $0 >= 0 ? $0 : nil }
     }
 
     /// One request with the token; a `401` asks the token provider once more and retries, unless
@@ -174,7 +182,8 @@ public struct Client: Sendable {
                 continue
             }
             let retryAfter = response.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0) }
-            return Answer(status: response.statusCode, body: [UInt8](data), retryAfter: retryAfter)
+            let version = response.value(forHTTPHeaderField: "ETag").flatMap(Self.version(entityTag:))
+            return Answer(status: response.statusCode, body: [UInt8](data), retryAfter: retryAfter, version: version)
         }
     }
 

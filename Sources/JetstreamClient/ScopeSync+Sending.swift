@@ -19,6 +19,7 @@ extension ScopeSync {
         let path = "/v1/scopes/\(Client.escaped(scope.name))/changesets"
         var answer: SendRetry.Answer = .networkError
         var answerBody: [UInt8] = []
+        var acceptedVersion: Int?
         // A 401 is the send policy's to judge (a new token, then the same set at once), not
         // retried inside the request.
         if let reply = try? await client.request(
@@ -26,12 +27,16 @@ extension ScopeSync {
         {
             answer = .status(reply.status, retryAfter: reply.retryAfter)
             answerBody = reply.body
+            acceptedVersion = reply.version
         }
         if isStopped { return }
         switch sendRetry.answered(answer) {
         case .next:
-            let version = (try? JSONParser.parse(answerBody))?["version"]?.number?.int64Value
-            show(engine.accepted(key: set.key, version: version.map { Int($0) } ?? Int.max))
+            // The ETag names the version (`"42"`); the body is read only when a proxy dropped it.
+            let version =
+                acceptedVersion
+                ?? (try? JSONParser.parse(answerBody))?["version"]?.number?.int64Value.map { Int($0) }
+            show(engine.accepted(key: set.key, version: version ?? Int.max))
         case .rejected:
             guard case .status(let status, _) = answer else { return }
             scope.flush()

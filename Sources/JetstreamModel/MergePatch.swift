@@ -79,6 +79,12 @@ public struct MergePatchTranslation: Sendable {
     /// The change set to submit.
     public var changeSet: ChangeSet { ChangeSet(fragments: fragments) }
 
+    /// Whether the patch names no member to change (`{}`, or only empty objects for the objects
+    /// it references): RFC 7396 leaves the target as it is, so there is nothing to submit.
+    public var changesNothing: Bool {
+        fragments.allSatisfy { $0.type == .change && $0.properties.count == 0 }
+    }
+
     /// The errors of a rejected change set, each at the patch location it came from: the
     /// member for a property error, the element for an element error, the object otherwise.
     public func errors(for replies: [FragmentReply]) -> [MergePatchError] {

@@ -81,7 +81,7 @@ final class SubscriberGroup: ClientConnectionDelegate {
         }
     }
 
-    private func handle(_ event: SSEEvent, subscriber: Int, slot: Int) {
+    private func handle(_ event: ServerSentEvent, subscriber: Int, slot: Int) {
         if !streams[slot].sawFirstEvent {
             streams[slot].sawFirstEvent = true
             if !resume { counters.add(.events) }

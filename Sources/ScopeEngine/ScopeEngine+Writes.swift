@@ -102,6 +102,7 @@ extension ScopeEngine {
         _ submission: Submission, to handle: ScopeHandle, ifMatch: VersionCondition?, idempotency: IdempotencyKey?,
         attempt: Int = 0, completion: @escaping @Sendable (SubmitOutcome) -> Void
     ) {
+        var unchangedAt: Int?
         let rejection: ScopeError? = handle.runtime.withLock { runtime in
             guard !runtime.deleted else { return .scopeNotFound(handle.name) }
             if let ifMatch, !ifMatch.matches(runtime.tip.version) {
@@ -115,6 +116,11 @@ extension ScopeEngine {
             case .mergePatch(let patch):
                 do throws(MergePatch.Failure) {
                     let translated = try patch.translate(against: runtime.tip, schema: schema)
+                    if translated.changesNothing {
+                        // Nothing to merge: the current version answers, no version is made.
+                        unchangedAt = runtime.tip.version
+                        return nil
+                    }
                     translation = translated
                     changeSet = translated.changeSet
                 } catch {
@@ -166,6 +172,10 @@ extension ScopeEngine {
                 }
                 return nil
             }
+        }
+        if let unchangedAt {
+            completion(.accepted(body: Array(#"{"version":\#(unchangedAt),"fragmentReplies":[],"fragments":[],"removed":[]}"#.utf8), version: unchangedAt))
+            return
         }
         guard let rejection else { return }
         if let idempotency, rejection.isFinalForIdempotency {

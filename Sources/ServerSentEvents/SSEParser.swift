@@ -19,7 +19,7 @@ public struct SSEParser: Sendable {
     /// One `data:` line holds a whole event payload: a client that receives full-state snapshots
     /// (tens of MB) passes a bound above its largest expected event.
     public let maxLineBytes: Int
-    /// False drops `data:` contents (events still dispatch, with empty ``SSEEvent/data``): a
+    /// False drops `data:` contents (events still dispatch, with empty ``ServerSentEvent/data``): a
     /// fan-out subscriber needs only the type and id, and copying each payload would cost the
     /// load generator more CPU than the server spends sending it.
     public let keepsData: Bool
@@ -51,12 +51,12 @@ public struct SSEParser: Sendable {
         self.keepsData = keepsData
     }
 
-    public mutating func consume(_ bytes: [UInt8], _ dispatch: (SSEEvent) throws -> Void) rethrows {
+    public mutating func consume(_ bytes: [UInt8], _ dispatch: (ServerSentEvent) throws -> Void) rethrows {
         try bytes.withUnsafeBytes { try consume($0, dispatch) }
     }
 
     /// Consumes `bytes` and dispatches every event they complete, in order.
-    public mutating func consume(_ bytes: UnsafeRawBufferPointer, _ dispatch: (SSEEvent) throws -> Void) rethrows {
+    public mutating func consume(_ bytes: UnsafeRawBufferPointer, _ dispatch: (ServerSentEvent) throws -> Void) rethrows {
         let carriageReturn = UInt8(ascii: "\r")
         let lineFeed = UInt8(ascii: "\n")
         var index = skipByteOrderMark(bytes)
@@ -114,7 +114,7 @@ public struct SSEParser: Sendable {
         line.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index..<min(end, index + room)]))
     }
 
-    private mutating func endLine(_ dispatch: (SSEEvent) throws -> Void) rethrows {
+    private mutating func endLine(_ dispatch: (ServerSentEvent) throws -> Void) rethrows {
         defer {
             line.removeAll(keepingCapacity: true)
         }
@@ -152,7 +152,7 @@ public struct SSEParser: Sendable {
         }
     }
 
-    private mutating func dispatchEvent(_ dispatch: (SSEEvent) throws -> Void) rethrows {
+    private mutating func dispatchEvent(_ dispatch: (ServerSentEvent) throws -> Void) rethrows {
         defer {
             eventType.removeAll(keepingCapacity: true)
             data.removeAll(keepingCapacity: true)
@@ -160,25 +160,6 @@ public struct SSEParser: Sendable {
         }
         guard hasData else { return }
         let type = eventType.isEmpty ? "message" : String(decoding: eventType, as: UTF8.self)
-        try dispatch(SSEEvent(type: type, lastEventID: lastEventID, data: data))
+        try dispatch(ServerSentEvent(type: type, lastEventID: lastEventID, data: data))
     }
-}
-
-/// One dispatched Server-Sent Event.
-public struct SSEEvent: Sendable, Hashable {
-    /// The `event:` field, or `"message"` when the event had none.
-    public var type: String
-    /// The stream's last event ID after this event (the `id:` field persists across events).
-    public var lastEventID: String
-    /// The `data:` lines joined with `\n`.
-    public var data: [UInt8]
-
-    public init(type: String, lastEventID: String, data: [UInt8]) {
-        self.type = type
-        self.lastEventID = lastEventID
-        self.data = data
-    }
-
-    /// ``data`` as UTF-8 text.
-    public var text: String { String(decoding: data, as: UTF8.self) }
 }

@@ -127,7 +127,7 @@ extension SSEParserTests {
         let payload = [UInt8](repeating: UInt8(ascii: "x"), count: SSEParser.defaultMaxLineBytes + 1024 * 1024)
         let stream = Array("event: snapshot\ndata: ".utf8) + payload + Array("\n\n".utf8)
         var parser = SSEParser(maxLineBytes: 64 * 1024 * 1024)
-        var seen: [SSEEvent] = []
+        var seen: [ServerSentEvent] = []
         let half = stream.count / 2
         parser.consume(Array(stream[..<half])) { seen.append($0) }
         parser.consume(Array(stream[half...])) { seen.append($0) }

@@ -322,6 +322,22 @@ def test_a_rejected_patch_emits_no_event(api, server):
     assert (event.id, accepted["version"]) == (str(version + 1), version + 1)
 
 
+@pytest.mark.parametrize("target", ["root", "shape"])
+def test_an_empty_patch_answers_the_current_version_and_makes_no_event(api, server, target):
+    """RFC 7396: `{}` leaves the target as it is, so no version, event or history entry is made."""
+    name, root, (shape,) = canvas_with_shapes(api, 1)
+    with SSEStream(server.url, f"/v1/scopes/{name}/events") as stream:
+        version = int(stream.expect_event().id)
+        body = patched(api, name, root if target == "root" else shape, {})
+        assert (body["version"], body["fragments"], body["removed"]) == (version, [], [])
+        assert api.state(name)["version"] == version
+        # The next event is the next write's: the empty patch made none.
+        later = api.apply(name, [change(root, "Canvas", name="after")])
+        event = stream.expect_event()
+    assert (event.id, later["version"]) == (str(version + 1), version + 1)
+    assert [c["version"] for c in api.history(name, version).json()["changesets"]] == [version + 1]
+
+
 @pytest.mark.parametrize("body", [b'{"x": ', b"", b'{"x": 1,}'])
 def test_a_body_that_is_not_json_is_400(api, body):
     name, _, (shape,) = canvas_with_shapes(api, 1)

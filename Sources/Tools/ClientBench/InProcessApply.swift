@@ -106,7 +106,7 @@ struct InProcessApply {
         return times
     }
 
-    private mutating func apply(_ event: SSEEvent) throws {
+    private mutating func apply(_ event: ServerSentEvent) throws {
         guard event.type == "changeset" else { return }
         let json = try JSONParser.parse(event.data, options: JSONParser.Options(maxDepth: 64, maxBytes: 1 << 30))
         guard let number = json["version"]?.number?.int64Value, let array = json["fragments"]?.array else {
