@@ -172,7 +172,11 @@ let package = Package(
             // The JS client and the demo are symlinks to their sources in Clients/js.
             resources: [
                 .embedInCode("Resources/openapi.yaml"), .embedInCode("Resources/jetstream.mjs"),
-                .embedInCode("Resources/jetstream.d.ts"), .embedInCode("Resources/demo-index.html"),
+                .embedInCode("Resources/jetstream.d.ts"), .embedInCode("Resources/errors.mjs"),
+                .embedInCode("Resources/schema.mjs"), .embedInCode("Resources/state.mjs"),
+                .embedInCode("Resources/sync-core.mjs"), .embedInCode("Resources/connection-state.mjs"),
+                .embedInCode("Resources/backoff.mjs"), .embedInCode("Resources/sse-parser.mjs"),
+                .embedInCode("Resources/scope.mjs"), .embedInCode("Resources/demo-index.html"),
                 .embedInCode("Resources/demo.css"), .embedInCode("Resources/demo.mjs"),
             ],
             swiftSettings: strictSettings),

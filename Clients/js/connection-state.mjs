@@ -2,10 +2,10 @@
 // answered: two pure, clock-free policies that the transport (scope.mjs) asks and obeys.
 //
 // Owns: `ReconnectionPolicy` (the event stream) and `SendRetryPolicy` (the change sets), the
-// names of how a stream connection can end (`StreamEnd`) and which statuses and events end one. No I/O, no timers, no clock: the
-// caller says how long a connection lasted (ms), so a test drives them with a manual clock, and
-// the shared traces (Tests/Fixtures/sync-traces.json) hold the Swift client to the same rules
-// (docs/js-client.md, "Reconnection and retries", R1–R7).
+// names of how a stream connection can end (`StreamEnd`) and which statuses and events end one.
+// No I/O, no timers, no clock: the caller says how long a connection lasted (ms), so a test
+// drives them with a manual clock, and the shared traces (Tests/Fixtures/sync-traces.json) hold
+// the Swift client to the same rules (docs/sync-protocol.md, R1–R7).
 //
 // The stream, one connection at a time:
 //

@@ -1,5 +1,7 @@
-// TypeScript declarations for jetstream.mjs, the JavaScript client of Jetstream Gateway.
-// Served by the gateway at /client/jetstream.d.ts; see docs/js-client.md.
+// TypeScript declarations for jetstream.mjs, the JavaScript client of Jetstream Gateway: the
+// entry's exports, whichever of its modules (errors.mjs, schema.mjs, state.mjs, sync-core.mjs,
+// connection-state.mjs, backoff.mjs, sse-parser.mjs, scope.mjs) defines them. Served by the
+// gateway at /client/jetstream.d.ts; see docs/js-client.md.
 
 /** A property value on the wire: a scalar, a UUID string, null, or an array of those. */
 export type Value = string | number | boolean | null | Value[];
@@ -94,6 +96,11 @@ export class JetstreamError extends Error {
 
 export type Status = "connecting" | "live" | "reconnecting" | "closed";
 
+/** With each status: while reconnecting, 0 at once, k during the k-th backoff in a row. */
+export interface StatusDetail {
+  attempt: number;
+}
+
 export type TokenProvider = string | ((context: { refresh: boolean }) => string | undefined | Promise<string | undefined>);
 
 export interface OpenOptions {
@@ -132,11 +139,13 @@ export class Scope {
   readonly version: number;
   readonly rootUUID: string;
   readonly status: Status;
+  /** While reconnecting: 0 at once, k during the k-th backoff in a row; else 0. */
+  readonly reconnectAttempt: number;
   readonly pendingCount: number;
   get(uuid: string): ModelObject | undefined;
   snapshot(): { version: number; rootUUID: string; fragments: NotifiedFragment[] };
   subscribe(listener: (notification: Notification) => void): () => void;
-  onStatus(listener: (status: Status) => void): () => void;
+  onStatus(listener: (status: Status, detail: StatusDetail) => void): () => void;
   onRejected(listener: (rejection: Rejection) => void): () => void;
   change(fragments: Fragment[]): Promise<{ version: number }>;
   add(clsName: string, properties?: Record<string, Value>, options?: AddOptions): string;
@@ -193,8 +202,68 @@ export class SyncCore {
   accepted(set: PendingSet, version: number): Notification | null;
   rejected(set: PendingSet): Notification | null;
   retry(set: PendingSet): void;
-  event(event: { version: number; fragments: NotifiedFragment[]; removed?: string[]; idempotencyKey?: string }): Notification | { gap: true } | null;
+  /** null: already applied; gap: reconnect from `version`; inconsistent: reconnect for a full state. */
+  event(event: { version: number; fragments: NotifiedFragment[]; removed?: string[]; idempotencyKey?: string }):
+    Notification | { gap: true } | { inconsistent: true; replies: FragmentReply[] } | null;
   reset(state: object): Notification;
+}
+
+/** How one connection of the event stream ended. */
+export type StreamEndKind =
+  | "closing" | "gap" | "inconsistent" | "auth-expired" | "unauthorized"
+  | "network" | "dropped" | "server-error" | "error" | "silence"
+  | "deleted" | "forbidden";
+
+export const StreamEnd: Readonly<{
+  closing: "closing"; gap: "gap"; inconsistent: "inconsistent"; authExpired: "auth-expired"; unauthorized: "unauthorized";
+  network: "network"; dropped: "dropped"; serverError: "server-error"; error: "error"; silence: "silence";
+  deleted: "deleted"; forbidden: "forbidden";
+}>;
+
+/** What to do after a stream connection ended. `backoff` waits `backoffDelay(attempt - 1)`. */
+export interface ReconnectionDecision {
+  action: "reconnect" | "backoff" | "stop";
+  /** 0 for `reconnect` and `stop`; k ≥ 1 for the k-th backoff in a row. */
+  attempt: number;
+  /** Ask the token provider for a new token first. */
+  refreshToken: boolean;
+  /** The next connection asks for the whole state (no Last-Event-ID). */
+  fullState: boolean;
+  /** Why it stopped. */
+  reason?: "deleted" | "forbidden" | "requested";
+}
+
+export interface ConnectionStatus {
+  status: Status;
+  attempt: number;
+  reason?: "deleted" | "forbidden" | "requested";
+}
+
+/** The stream's reconnection rules: pure, clock-free (the caller says how long a connection lasted). */
+export class ReconnectionPolicy {
+  constructor(options?: { spinWindow?: number; healthyAfter?: number });
+  readonly status: ConnectionStatus;
+  readonly fullState: boolean;
+  readonly stopped: boolean;
+  opened(): ConnectionStatus;
+  ended(kind: StreamEndKind, lastedMs: number): ReconnectionDecision;
+  /** The next connection's Last-Event-ID: `version`, or null for the whole state. */
+  lastEventId(version: number): number | null;
+  online(): void;
+  close(): ConnectionStatus;
+}
+
+export type SendDecision =
+  | { action: "next" }
+  | { action: "rejected" }
+  | { action: "resend"; refreshToken: true }
+  | { action: "backoff"; attempt: number; refreshToken: boolean }
+  | { action: "wait"; seconds: number };
+
+/** What to do with the change set in flight once its POST is answered: pure. */
+export class SendRetryPolicy {
+  answered(answer: { status: number; retryAfter?: string | number | null } | { network: true }): SendDecision;
+  startOver(): void;
 }
 
 export function backoffDelay(attempt: number, options?: { initial?: number; max?: number }, random?: () => number): number;

@@ -4,7 +4,7 @@
 // the local change sets not yet confirmed (`pending`), and the view the application sees
 // (confirmed with every pending set re-applied). Local changes show at once and go to the server
 // in order, one at a time, each with a fixed Idempotency-Key; server events rebase the view. The
-// algorithm is the Swift client's too (docs/js-client.md).
+// rules are docs/sync-protocol.md's, the Swift client's too; the API is docs/js-client.md.
 //
 //   import { openScope } from "/client/jetstream.mjs";
 //   const scope = await openScope("canvas-1", { create: { clsName: "Canvas" } });

@@ -237,7 +237,7 @@ export class Scope {
     if (retryNow) { this.sending.startOver(); this.cutSendWait?.(); }
   }
 
-  // -- sending (R6) ----------------------------------------------------------------------------
+  // -- sending (docs/sync-protocol.md, L2, R6) -------------------------------------------------
 
   async sendLoop() {
     while (!this.closed) {
@@ -289,7 +289,7 @@ export class Scope {
     this.cutSendWait = null;
   }
 
-  // -- the stream (R1–R5, R7) ------------------------------------------------------------------
+  // -- the stream (docs/sync-protocol.md, R1–R5, R7) -------------------------------------------
 
   async followStream() {
     const useEventSource = this.options.transport === "eventsource" ||

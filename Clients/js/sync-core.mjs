@@ -5,7 +5,7 @@
 // (confirmed with every pending set re-applied), and the notification each step gives
 // subscribers. The transport (scope.mjs) feeds it server answers and stream events; the
 // shared traces (Tests/Fixtures/sync-traces.json) drive it directly. The same algorithm as the
-// Swift client's SyncEngine (docs/js-client.md, "How it keeps the view right").
+// Swift client's SyncEngine (docs/sync-protocol.md: L1, L2, E1, R6, R7, N1).
 
 import { Rejection } from "./errors.mjs";
 import { randomUUID, wireUUID } from "./schema.mjs";

@@ -2,29 +2,34 @@ import HTTPServer
 import HTTPTypes
 
 extension Gateway {
-    /// The browser client (`Clients/js`, docs/js-client.md), served with every schema: the ES module and
-    /// its TypeScript declarations.
+    /// The browser client (`Clients/js`, docs/js-client.md), served with every schema under
+    /// `/client/`: the entry module, the modules it imports (relative imports, so they resolve
+    /// next to it) and its TypeScript declarations. To serve another file, add a symlink in
+    /// `Sources/Gateway/Resources`, its `.embedInCode` line in Package.swift and a row here.
     static let clientAssets: [(path: String, asset: StaticAsset)] = [
-        (
-            "/client/jetstream.mjs",
-            StaticAsset(body: PackageResources.jetstream_mjs, contentType: "text/javascript; charset=utf-8")
-        ),
-        (
-            "/client/jetstream.d.ts",
-            StaticAsset(body: PackageResources.jetstream_d_ts, contentType: "application/typescript; charset=utf-8")
-        ),
-    ]
+        ("jetstream.mjs", PackageResources.jetstream_mjs),
+        ("jetstream.d.ts", PackageResources.jetstream_d_ts),
+        ("errors.mjs", PackageResources.errors_mjs),
+        ("schema.mjs", PackageResources.schema_mjs),
+        ("state.mjs", PackageResources.state_mjs),
+        ("sync-core.mjs", PackageResources.sync_core_mjs),
+        ("connection-state.mjs", PackageResources.connection_state_mjs),
+        ("backoff.mjs", PackageResources.backoff_mjs),
+        ("sse-parser.mjs", PackageResources.sse_parser_mjs),
+        ("scope.mjs", PackageResources.scope_mjs),
+    ].map { name, body in ("/client/" + name, StaticAsset(file: name, body: body)) }
 
     /// The shared-canvas demo page (`Clients/js/demo/index.html`), at `/demo/`.
-    static let demoPage = StaticAsset(body: PackageResources.demo_index_html, contentType: "text/html; charset=utf-8")
+    static let demoPage = StaticAsset(file: "index.html", body: PackageResources.demo_index_html)
 
     /// The files the demo page loads next to it.
     static let demoAssets: [(path: String, asset: StaticAsset)] = [
-        ("/demo/demo.css", StaticAsset(body: PackageResources.demo_css, contentType: "text/css; charset=utf-8")),
-        ("/demo/demo.mjs", StaticAsset(body: PackageResources.demo_mjs, contentType: "text/javascript; charset=utf-8")),
-    ]
+        ("demo.css", PackageResources.demo_css),
+        ("demo.mjs", PackageResources.demo_mjs),
+    ].map { name, body in ("/demo/" + name, StaticAsset(file: name, body: body)) }
 
-    /// Adds `GET /client/jetstream.mjs` and `/client/jetstream.d.ts`, and — when ``servesDemo`` —
+    /// Adds `GET` for each of ``clientAssets`` (`/client/jetstream.mjs`, the modules it imports,
+    /// `/client/jetstream.d.ts`), and — when ``servesDemo`` —
     /// `/demo/` with its files and `/demo` → `308 /demo/`. Without the demo schema `/demo/…` has
     /// no route, so it is `404` problem+json like any unknown path. Public (no token needed) and
     /// not rate-limited, like `/openapi.yaml`: they are the same bytes for everyone.

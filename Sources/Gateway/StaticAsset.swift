@@ -7,7 +7,7 @@ import HTTPTypes
 /// and `X-Content-Type-Options: nosniff`.
 ///
 /// ```swift
-/// let asset = StaticAsset(body: PackageResources.jetstream_mjs, contentType: "text/javascript; charset=utf-8")
+/// let asset = StaticAsset(file: "jetstream.mjs", body: PackageResources.jetstream_mjs)   // text/javascript
 /// router.get("/client/jetstream.mjs") { request, _ in asset.response(to: request) }
 /// // If-None-Match: "<asset.entityTag>" → 304 with the same ETag and no body
 /// ```
@@ -21,6 +21,25 @@ struct StaticAsset: Sendable {
         self.body = body
         self.contentType = contentType
         entityTag = Self.fnv1a64Hex(body)
+    }
+
+    /// An asset whose media type follows from its file name (``contentType(ofFile:)``).
+    init(file name: String, body: [UInt8]) {
+        self.init(body: body, contentType: Self.contentType(ofFile: name))
+    }
+
+    /// The media types of the files the gateway serves, by the end of the name; the first match
+    /// wins (so `.d.ts` is TypeScript). Every one of them is UTF-8 text.
+    static let mediaTypes: [(suffix: String, type: String)] = [
+        (".d.ts", "application/typescript"), (".mjs", "text/javascript"), (".js", "text/javascript"),
+        (".css", "text/css"), (".html", "text/html"),
+    ]
+
+    /// The `Content-Type` of a file named `name`: its ``mediaTypes`` entry (`text/plain`
+    /// otherwise) with `charset=utf-8`.
+    static func contentType(ofFile name: String) -> String {
+        let type = mediaTypes.first { name.hasSuffix($0.suffix) }?.type ?? "text/plain"
+        return type + "; charset=utf-8"
     }
 
     /// `ETag` as sent: `"<16 hex digits>"`.

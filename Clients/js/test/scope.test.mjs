@@ -15,10 +15,11 @@ const json = (body, status = 200, headers = {}) =>
 
 /**
  * A fetch that serves the demo schema and a canvas at version `version`, records every request,
- * hands each event-stream request to the test as `{headers, push(text), end()}`, and answers
- * POSTs with `answerPost(request)` (default: 200 at the next version).
+ * hands each event-stream request to the test as `{headers, push(text), end()}` (unless
+ * `answerStream(request)` answers it), and answers POSTs with `answerPost(request)` (default: 200
+ * at the next version).
  */
-function scriptedServer({ version = 0, answerPost } = {}) {
+function scriptedServer({ version = 0, answerPost, answerStream } = {}) {
   const requests = [];
   const streams = [];
   let next = version;
@@ -34,6 +35,7 @@ function scriptedServer({ version = 0, answerPost } = {}) {
       return json({ version: next, fragmentReplies: request.body.fragments.map(() => ({})), idempotencyKey: request.headers["Idempotency-Key"] });
     }
     if (path === "/v1/scopes/canvas-1/events") {
+      if (answerStream) { const answer = await answerStream(request); if (answer) return answer; }
       let controller;
       const body = new ReadableStream({ start(c) { controller = c; } });
       const stream = {
@@ -47,7 +49,11 @@ function scriptedServer({ version = 0, answerPost } = {}) {
     }
     return json({ type: "/problems/not-found", status: 404 }, 404);
   };
-  return { fetch, requests, streams, posts: () => requests.filter((r) => r.method === "POST") };
+  return {
+    fetch, requests, streams,
+    posts: () => requests.filter((r) => r.method === "POST"),
+    streamRequests: () => requests.filter((r) => r.path === "/v1/scopes/canvas-1/events"),
+  };
 }
 
 async function open(server, options = {}) {
@@ -195,4 +201,63 @@ test("a token provider that throws once on refresh does not stop the sender: the
   } finally {
     process.off("unhandledRejection", onUnhandled);
   }
+});
+
+// The rules the transport follows through connection-state.mjs (docs/sync-protocol.md), seen from
+// outside: what Scope sends after each end. Every backoff here is a minute, so "at once" shows.
+const MINUTE = { initial: 60_000, max: 60_000 };
+
+test("R3: a 401 when the stream opens asks the token provider for a new token and reconnects at once", async () => {
+  const calls = [];
+  const token = ({ refresh }) => { calls.push(refresh); return refresh ? "fresh" : "stale"; };
+  const server = scriptedServer({
+    version: 3,
+    answerStream: (request) => (request.headers.Authorization === "Bearer stale" ? json({ type: "/problems/token-expired", status: 401 }, 401) : undefined),
+  });
+  const scope = await open(server, { token, backoff: MINUTE });
+  await waitFor(() => server.streams.length === 1 && scope.status === "live", "the stream with the new token, at once (the backoff here is a minute)", 2000);
+  assert.deepEqual(calls, [false, true]);
+  assert.deepEqual(server.streamRequests().map((r) => [r.headers.Authorization, r.headers["Last-Event-ID"]]), [["Bearer stale", "3"], ["Bearer fresh", "3"]]);
+});
+
+test("R2: a changeset at version + 1 that does not apply reconnects at once without Last-Event-ID, and the snapshot it gets replaces the state", async () => {
+  const server = scriptedServer({ version: 4 });
+  const scope = await open(server, { backoff: MINUTE });
+  const statuses = [];
+  scope.onStatus((status, { attempt }) => statuses.push([status, attempt]));
+  await waitFor(() => server.streams.length === 1 && scope.status === "live", "the stream");
+  const unknown = uuid(99);
+  server.streams[0].push(`event: changeset\nid: 5\ndata: ${JSON.stringify({ version: 5, fragments: [{ type: "change", uuid: unknown, clsName: "Shape", properties: { x: 1 } }], removed: [] })}\n\n`);
+  await waitFor(() => server.streams.length === 2, "an immediate reconnection (the backoff here is a minute)", 2000);
+  assert.equal(server.streams[1].headers["Last-Event-ID"], undefined, "a full state is asked for");
+  assert.equal(scope.version, 4, "the inconsistent event was not applied");
+  assert.deepEqual(statuses[0], ["reconnecting", 0]);
+  server.streams[1].push(`event: snapshot\ndata: ${JSON.stringify(canvasState(5, [[S1, { x: 55 }]]))}\n\n`);
+  await waitFor(() => scope.version === 5, "the snapshot");
+  assert.equal(scope.get(S1).properties.x, 55);
+});
+
+test("R6: a first 401 on a POST resends the same set at once with a new token", async () => {
+  const token = ({ refresh }) => (refresh ? "fresh" : "stale");
+  const server = scriptedServer({ answerPost: (request) => (request.headers.Authorization === "Bearer stale" ? json({ type: "/problems/token-expired", status: 401 }, 401) : undefined) });
+  const scope = await open(server, { token, backoff: MINUTE });
+  const answer = await within(scope.set(S1, { x: 5 }), "the set accepted at once (the backoff here is a minute)", 2000);
+  assert.equal(answer.version, 1);
+  assert.deepEqual(server.posts().map((post) => [post.headers["Idempotency-Key"], post.headers.Authorization]), [["c:1", "Bearer stale"], ["c:1", "Bearer fresh"]]);
+});
+
+test("R5: the status says which backoff the stream waits out, and starts over at 'live'", async () => {
+  let refusals = 2;
+  let release;
+  const subscribed = new Promise((resolve) => { release = resolve; });
+  const server = scriptedServer({
+    answerStream: async () => { await subscribed; return refusals-- > 0 ? json({ type: "/problems/unavailable", status: 503 }, 503) : undefined; },
+  });
+  const scope = await open(server, { backoff: { initial: 1, max: 1 } });
+  const statuses = [];
+  scope.onStatus((status, { attempt }) => statuses.push([status, attempt]));
+  release();
+  await waitFor(() => scope.status === "live", "the stream after two 503s");
+  assert.deepEqual(statuses, [["reconnecting", 1], ["reconnecting", 2], ["live", 0]]);
+  assert.equal(scope.reconnectAttempt, 0);
 });

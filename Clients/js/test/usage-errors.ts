@@ -1,9 +1,10 @@
 // Misuses that jetstream.d.ts must refuse: scripts/test-js checks that tsc reports an error on
 // exactly the lines marked `expect-error` (so the declarations are not `any`).
-import { openScope, Scope, Rejection } from "/client/jetstream.mjs";
+import { openScope, Scope, Rejection, ReconnectionPolicy } from "/client/jetstream.mjs";
 
 declare const scope: Scope;
 declare const rejection: Rejection;
+declare const reconnection: ReconnectionPolicy;
 
 export async function misuse(): Promise<void> {
   if (scope.status === "online") return; // expect-error: not a Status
@@ -12,5 +13,6 @@ export async function misuse(): Promise<void> {
   await scope.change([{ type: "remove", uuid: "u", clsName: "Shape" }]); // expect-error: only add and change
   await openScope("canvas-1", { transport: "websocket" }); // expect-error: not a transport
   scope.set("u", { x: { insert: 1 } }); // expect-error: insert takes an array
+  reconnection.ended("timeout", 10); // expect-error: not a way a stream ends
   console.log(reasons);
 }

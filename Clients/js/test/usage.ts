@@ -3,6 +3,7 @@
 import {
   openScope, Rejection, JetstreamError, Scope, Status, Notification, ModelObject, Fragment,
   ErrorKindName, Schema, ScopeState, SyncCore, applyChangeSet, applyOperation, backoffDelay, SSEParser,
+  ReconnectionPolicy, SendRetryPolicy, StreamEnd, StatusDetail,
 } from "/client/jetstream.mjs";
 
 declare function render(scope: Scope): void;
@@ -95,6 +96,7 @@ export async function main(): Promise<void> {
   console.log(describeStatus(scope.status));
   const stopStatus: () => void = scope.onStatus((status) => console.log(describeStatus(status)));
   stopStatus();
+  scope.onStatus((status: Status, { attempt }: StatusDetail) => console.log(status, attempt === scope.reconnectAttempt))();
 
   const stopRejected: () => void = scope.onRejected((rejection: Rejection) => {
     console.log(rejection.status, rejection.reasons, rejection.fragmentReplies[0]?.error?.type);
@@ -118,6 +120,7 @@ export function layers(json: { models: Record<string, unknown> }): void {
   if (next) core.accepted(next, 1);
   const outcome = core.event({ version: 1, fragments: [], idempotencyKey: set.key });
   if (outcome && "gap" in outcome) console.log("reconnect");
+  else if (outcome && "inconsistent" in outcome) console.log("full state", outcome.replies.length);
   const state = ScopeState.fromJSON({ version: 0, rootUUID: "r", fragments: [] });
   const applied = applyChangeSet(state.clone(), schema, []);
   if (applied.ok) console.log(applied.removed);
@@ -127,4 +130,17 @@ export function layers(json: { models: Record<string, unknown> }): void {
   const parser = new SSEParser(({ type, id, data }) => console.log(type, id, data), (comment) => console.log(comment));
   parser.feed("data: x\n\n");
   console.log(order, delay);
+
+  // The policies a transport asks after a stream ends or a POST is answered.
+  const reconnection = new ReconnectionPolicy({ spinWindow: 1000 });
+  reconnection.opened();
+  const decision = reconnection.ended(StreamEnd.closing, 5000);
+  if (decision.action === "backoff") console.log(backoffDelay(decision.attempt - 1));
+  const lastEventId: number | null = reconnection.lastEventId(core.version);
+  const shown: Status = reconnection.status.status;
+  const sending = new SendRetryPolicy();
+  const answer = sending.answered({ status: 503, retryAfter: "2" });
+  if (answer.action === "wait") console.log(answer.seconds * 1000);
+  sending.answered({ network: true });
+  console.log(lastEventId, shown, decision.refreshToken, decision.fullState);
 }

@@ -1,0 +1,106 @@
+// The two policies of connection-state.mjs at their edges, with a manual clock (durations given
+// by hand). The shared traces (traces.test.mjs) cover the rules as both clients follow them;
+// these cover what no trace walks through.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { ReconnectionPolicy, SendRetryPolicy, StreamEnd, endOfEvent, endOfResponse } from "../connection-state.mjs";
+
+test("endOfResponse: 200 opens; 401, 403, 404 have their own ends; any other status is a server error", () => {
+  assert.equal(endOfResponse(200), undefined);
+  assert.equal(endOfResponse(401), StreamEnd.unauthorized);
+  assert.equal(endOfResponse(403), StreamEnd.forbidden);
+  assert.equal(endOfResponse(404), StreamEnd.deleted);
+  for (const status of [204, 400, 429, 500, 502, 503]) assert.equal(endOfResponse(status), StreamEnd.serverError, String(status));
+});
+
+test("endOfEvent: closing, auth-expired, error and deleted end a connection; data events and unknown ones do not", () => {
+  assert.equal(endOfEvent("closing"), StreamEnd.closing);
+  assert.equal(endOfEvent("auth-expired"), StreamEnd.authExpired);
+  assert.equal(endOfEvent("error"), StreamEnd.error);
+  assert.equal(endOfEvent("deleted"), StreamEnd.deleted);
+  for (const type of ["changeset", "snapshot", "reset", "message", "future-event"]) assert.equal(endOfEvent(type), undefined, type);
+});
+
+test("ReconnectionPolicy: a dropped or silent stream backs off like a network error", () => {
+  const policy = new ReconnectionPolicy();
+  assert.deepEqual(policy.status, { status: "connecting", attempt: 0 });
+  policy.opened();
+  assert.deepEqual(policy.ended(StreamEnd.dropped, 5_000), { action: "backoff", attempt: 1, refreshToken: false, fullState: false });
+  policy.opened();
+  assert.deepEqual(policy.ended(StreamEnd.silence, 30_000), { action: "backoff", attempt: 2, refreshToken: false, fullState: false });
+  assert.deepEqual(policy.status, { status: "reconnecting", attempt: 2 });
+});
+
+test("ReconnectionPolicy: the spin guard follows only a reconnection at once; a backoff in between clears it", () => {
+  const policy = new ReconnectionPolicy();
+  assert.equal(policy.ended(StreamEnd.closing, 5_000).action, "reconnect");
+  assert.equal(policy.ended(StreamEnd.network, 100).action, "backoff");
+  assert.equal(policy.ended(StreamEnd.closing, 100).action, "reconnect", "the connection before it backed off: no spin");
+  assert.deepEqual(policy.ended(StreamEnd.gap, 999), { action: "backoff", attempt: 2, refreshToken: false, fullState: false }, "within a second of a reconnection at once");
+  assert.equal(policy.ended(StreamEnd.closing, 1_001).action, "reconnect", "a connection that lasted a second is not a spin");
+});
+
+test("ReconnectionPolicy: the full state asked for after an inconsistency is asked again until a connection opens", () => {
+  const policy = new ReconnectionPolicy();
+  policy.opened();
+  assert.deepEqual(policy.ended(StreamEnd.inconsistent, 5_000), { action: "reconnect", attempt: 0, refreshToken: false, fullState: true });
+  assert.equal(policy.lastEventId(7), null);
+  assert.equal(policy.ended(StreamEnd.network, 10).fullState, true, "the reconnection failed before the snapshot came");
+  assert.equal(policy.lastEventId(7), null);
+  policy.opened();
+  assert.equal(policy.lastEventId(7), 7);
+});
+
+test("ReconnectionPolicy: online() starts the backoff over", () => {
+  const policy = new ReconnectionPolicy();
+  policy.ended(StreamEnd.network, 10);
+  policy.ended(StreamEnd.network, 10);
+  assert.equal(policy.ended(StreamEnd.network, 10).attempt, 3);
+  policy.online();
+  assert.equal(policy.ended(StreamEnd.network, 10).attempt, 1);
+});
+
+test("ReconnectionPolicy: once stopped it stays stopped, whatever follows", () => {
+  const policy = new ReconnectionPolicy();
+  policy.opened();
+  assert.deepEqual(policy.ended(StreamEnd.forbidden, 10), { action: "stop", attempt: 0, refreshToken: false, fullState: false, reason: "forbidden" });
+  assert.deepEqual(policy.status, { status: "closed", attempt: 0, reason: "forbidden" });
+  policy.opened();
+  assert.equal(policy.ended(StreamEnd.closing, 10).action, "stop");
+  assert.equal(policy.close().reason, "forbidden", "close() after a stop keeps the first reason");
+  const closed = new ReconnectionPolicy();
+  assert.deepEqual(closed.close(), { status: "closed", attempt: 0, reason: "requested" });
+  assert.equal(closed.ended(StreamEnd.deleted, 10).reason, "requested");
+});
+
+test("ReconnectionPolicy: an end it does not know is a programming error, not a silent backoff", () => {
+  assert.throws(() => new ReconnectionPolicy().ended("timeout", 10), RangeError);
+});
+
+test("SendRetryPolicy: Retry-After counts only as a positive number of seconds; else the backoff goes on", () => {
+  const policy = new SendRetryPolicy();
+  assert.deepEqual(policy.answered({ status: 503, retryAfter: "0" }), { action: "backoff", attempt: 1, refreshToken: false });
+  assert.deepEqual(policy.answered({ status: 503, retryAfter: "soon" }), { action: "backoff", attempt: 2, refreshToken: false });
+  assert.deepEqual(policy.answered({ status: 503, retryAfter: "Wed, 21 Oct 2015 07:28:00 GMT" }), { action: "backoff", attempt: 3, refreshToken: false });
+  assert.deepEqual(policy.answered({ status: 429, retryAfter: "3" }), { action: "wait", seconds: 3 });
+  assert.deepEqual(policy.answered({ status: 502, retryAfter: null }), { action: "backoff", attempt: 4, refreshToken: false });
+});
+
+test("SendRetryPolicy: 401s in a row keep backing off (new token each time); another answer ends the run", () => {
+  const policy = new SendRetryPolicy();
+  assert.deepEqual(policy.answered({ status: 401 }), { action: "resend", refreshToken: true });
+  assert.deepEqual(policy.answered({ status: 401 }), { action: "backoff", attempt: 1, refreshToken: true });
+  assert.deepEqual(policy.answered({ status: 401 }), { action: "backoff", attempt: 2, refreshToken: true });
+  assert.deepEqual(policy.answered({ network: true }), { action: "backoff", attempt: 3, refreshToken: false });
+  assert.deepEqual(policy.answered({ status: 401 }), { action: "resend", refreshToken: true }, "not in a row any more");
+});
+
+test("SendRetryPolicy: a rejection settles the set and starts the backoff over, like a success", () => {
+  const policy = new SendRetryPolicy();
+  policy.answered({ network: true });
+  policy.answered({ network: true });
+  for (const status of [400, 403, 404, 409, 412, 413, 415, 422]) assert.deepEqual(policy.answered({ status }), { action: "rejected" }, String(status));
+  assert.deepEqual(policy.answered({ network: true }), { action: "backoff", attempt: 1, refreshToken: false });
+  policy.startOver();
+  assert.deepEqual(policy.answered({ status: 500 }), { action: "backoff", attempt: 1, refreshToken: false });
+});
