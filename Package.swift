@@ -230,6 +230,10 @@ let package = Package(
         .testTarget(
             name: "JetstreamTests", dependencies: ["Jetstream", "JetstreamModel", "CanvasModel"],
             swiftSettings: strictSettings),
+        // The original Jetstream README's snippets, compiled through the deprecated seed names.
+        .testTarget(
+            name: "SeedNamesTests", dependencies: ["Jetstream", "JetstreamClient", "JetstreamModel"],
+            swiftSettings: strictSettings),
         // Typed clients against the real `jetstream` binary on loopback (a harness in Support/),
         // and the sync algorithm alone. JWTKit mints the HS256 tokens of the token-refresh test.
         .testTarget(

@@ -22,11 +22,13 @@ import JetstreamModel
 public final class Scope {
     /// A name for the scope (the gateway's scope name, for example).
     public let name: String
-    /// The root object: it is always in the scope and never has parents.
-    public let root: ModelObject
+    /// The root object: it is always in the scope and never has parents. Fixed for the scope's
+    /// life; only the original's `Scope(name:)` + `scope.root =` spelling (Deprecated/) assigns it
+    /// once, replacing the placeholder that spelling starts with.
+    public internal(set) var root: ModelObject
 
     var objectsByUUID: [UUID: ModelObject] = [:]
-    let modelTypes: ModelTypeRegistry
+    var modelTypes: ModelTypeRegistry
     var providedSchema: Schema?
     /// The model core's view of the objects, kept while no local write changed them: remote
     /// fragments are validated against it. Rebuilt from the objects when needed.
