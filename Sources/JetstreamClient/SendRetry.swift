@@ -47,6 +47,11 @@ struct SendRetry: Sendable, Equatable {
             return .rejected
         case .status(401, _) where !lastWasUnauthorized:
             return .resendWithNewToken
+        case .status(401, _):
+            // The new token was refused too: back off (a Retry-After on a 401 is not the
+            // server asking for time, it is the token).
+            attempt += 1
+            return .backOff(attempt: attempt)
         case .status(_, let retryAfter?) where retryAfter > 0:
             return .retryAfter(seconds: retryAfter)
         case .status, .networkError:

@@ -2,10 +2,10 @@ import Foundation
 import JetstreamModel
 import Testing
 
-/// The clients' fragment-application scenarios (§7.5) against the iOS TestModel. Where the original
+/// The original clients' fragment-application scenarios (its iOS and JS client tests) against the iOS TestModel. Where the original
 /// iOS client converted or ignored bad values silently, we reject the set (docs/model.md,
 /// "Strictness decisions").
-@Suite("Client scenarios (§7.5)")
+@Suite("Client scenarios of the original")
 struct ClientScenarioTests {
     typealias F = Fixtures
 

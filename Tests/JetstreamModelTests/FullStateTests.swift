@@ -2,8 +2,8 @@ import Foundation
 import JetstreamModel
 import Testing
 
-/// Full state (§7.6, iOS StateMessageTests): export in pre-order, import into an empty scope.
-@Suite("Full state (§7.6)")
+/// Full state (the original's iOS StateMessageTests): export in pre-order, import into an empty scope.
+@Suite("Full state")
 struct FullStateTests {
     typealias F = Fixtures
     let root = F.uuid(1)

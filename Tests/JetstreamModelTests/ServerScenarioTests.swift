@@ -2,9 +2,9 @@ import Foundation
 import JetstreamModel
 import Testing
 
-/// The original server's fragment-application scenarios (jetstream-protocol.md §7.1–7.2), as a
+/// The original server's fragment-application scenarios (its fragment and scope tests), as a
 /// server that validates strictly and applies atomically answers them.
-@Suite("Server scenarios (§7.1, §7.2)")
+@Suite("Server scenarios of the original")
 struct ServerScenarioTests {
     typealias F = Fixtures
 

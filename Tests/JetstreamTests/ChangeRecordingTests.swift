@@ -158,7 +158,7 @@ import Testing
         #expect(log.take().map(\.summary) == ["add TestModel", "change TestModel"])
     }
 
-    /// §8 19: edits made to an object before it moves within one batch are kept.
+    /// The original lost these: edits made to an object before it moves within one batch are kept.
     @Test func editsBeforeAMoveAreKept() {
         let root = TestModel()
         let scope = Scope(root: root)

@@ -80,7 +80,7 @@ import Testing
         #expect(scope.objectCount == 1)
     }
 
-    /// §8 22b: root→A→C and root→B→C; detaching A must not detach C, which B still holds.
+    /// A bug of the original: root→A→C and root→B→C; detaching A must not detach C, which B still holds.
     @Test func detachingKeepsSharedChildren() {
         let root = TestModel()
         let scope = Scope(root: root)

@@ -1,4 +1,4 @@
-"""Benchmarks/suite/suite.py (the side-by-side suite of issue 7): its report (ratios, goals met or
+"""Benchmarks/suite/suite.py (the side-by-side suite): its report (ratios, goals met or
 missed, FAILED rows), the docs section it rewrites, the nginx target serving the gateway's exact
 state bytes, and a failing bench turning into a FAILED row and exit status 1. The benches are
 stubbed here; the figures themselves are never asserted."""
