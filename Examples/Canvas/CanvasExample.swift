@@ -4,14 +4,27 @@ import Jetstream
 import JetstreamClient
 
 /// Two peers in one process edit one canvas through `jetstream serve`, and print what their
-/// observers see: `swift run CanvasExample [http://127.0.0.1:8080]`.
+/// observers see: `swift run CanvasExample [URL [SCOPE]]` — the gateway (default
+/// `http://127.0.0.1:8080`) and a scope name the demo schema admits (default: a fresh
+/// `canvas-example-…`, so runs never meet; a test names it to read the result back).
 @main
 struct CanvasExample {
     @MainActor
-    static func main() async throws {
-        let url = URL(string: CommandLine.arguments.dropFirst().first ?? "http://127.0.0.1:8080")!
-        let name = "canvas-example-\(UInt32.random(in: 0...UInt32.max))"
-        let client = Client(url: url)
+    static func main() async {
+        let arguments = CommandLine.arguments.dropFirst()
+        let url = URL(string: arguments.first ?? "http://127.0.0.1:8080")!
+        let name = arguments.dropFirst().first ?? "canvas-example-\(UInt32.random(in: 0...UInt32.max))"
+        do {
+            try await run(Client(url: url), scope: name)
+        } catch {
+            // One line and a failing status (an error thrown out of main would crash with a backtrace).
+            FileHandle.standardError.write(Data("CanvasExample: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    @MainActor
+    static func run(_ client: Client, scope name: String) async throws {
 
         // Ada creates the canvas with one shape; Bob opens the same scope.
         let adaCanvas = Canvas()
@@ -61,11 +74,16 @@ struct CanvasExample {
 
     /// Polls `condition` on the main actor for up to 10 s.
     @MainActor
-    static func waitUntil(_ condition: () -> Bool) async throws {
+    static func waitUntil(_ condition: () -> Bool, line: Int = #line) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while !condition() {
-            guard ContinuousClock.now < deadline else { throw CancellationError() }
+            guard ContinuousClock.now < deadline else { throw TimedOut(line: line) }
             try await Task.sleep(for: .milliseconds(10))
         }
+    }
+
+    struct TimedOut: Error, CustomStringConvertible {
+        let line: Int
+        var description: String { "what CanvasExample.swift:\(line) waits for did not happen within 10 s" }
     }
 }
