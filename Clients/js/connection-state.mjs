@@ -9,25 +9,22 @@
 //
 // The stream, one connection at a time:
 //
-//   connecting ──opened()──► live ──ended(kind, lastedMs)──┬─► reconnect now   (attempt 0)
-//                             ▲                            │     closing, gap            R1
-//                             │                            │     inconsistent echo:
-//                             │                            │       no Last-Event-ID      R2
-//                             │                            │     401 at open, auth-expired:
-//                             │                            │       new token first       R3
-//                             │                            │
-//                             │                            ├─► back off (attempt k ≥ 1)  R5
-//                             │                            │     network, dropped, 5xx,
-//                             │                            │     event: error, silence,
-//                             │                            │     an at-once end that ends
-//                             │                            │     at once again (< 1 s)   R4
-//                             │                            │
-//                             └────opened()── reconnecting ◄┘
-//                                                          └─► stop: deleted (404, event:
-//                                                                deleted), forbidden (403)
+//                  opened()                   ended(kind, lastedMs)
+//   connecting ──────────────► live ────────────────────────────────┐
+//       │                       ▲                                   │
+//       │ ended(kind, …)        │ opened()                          ▼
+//       └─────────────────► reconnecting ◄──┬── at once, attempt 0:
+//                                           │     closing, a gap (R1); an inconsistent event,
+//                                           │     the next one without Last-Event-ID (R2);
+//                                           │     401 at open, auth-expired: new token first (R3)
+//                                           └── back off, attempt k ≥ 1 (R5): network, dropped,
+//                                                 5xx, event: error, silence, unreadable (the next
+//                                                 one without Last-Event-ID); an at-once end within
+//                                                 1 s of a connection that itself followed one (R4)
 //
-//   close() from any state ─► closed          k: consecutive backoffs, 0 again after a
-//                                             connection that lasted more than 60 s
+//   ended: 404, event: deleted ─► closed (deleted)        ended: 403 ─► closed (forbidden)
+//   close(), from any state ─► closed (requested)
+//   k counts consecutive backoffs; it starts over after a connection of more than 60 s.
 //
 // A POST in flight, answered (R6):
 //   200 ─► next            400 403 404 409 412 413 415 422 ─► rejected
@@ -56,6 +53,9 @@ export const StreamEnd = Object.freeze({
   error: "error",
   /** Nothing arrived for two heartbeat intervals. */
   silence: "silence",
+  /** An event whose data cannot be read (not JSON, not a change set or state): back off, and the
+   *  next connection asks for the whole state instead of resuming past it. */
+  unreadable: "unreadable",
   /** `404` when the stream opens, or `event: deleted`. */
   deleted: "deleted",
   /** `403` when the stream opens. */
@@ -93,7 +93,7 @@ export function endOfEvent(type) {
 /** Ends after which the client reconnects at once (unless it spins, R4). */
 const AT_ONCE = new Set([StreamEnd.closing, StreamEnd.gap, StreamEnd.inconsistent, StreamEnd.authExpired, StreamEnd.unauthorized]);
 /** Ends after which the client backs off (R5). */
-const BACK_OFF = new Set([StreamEnd.network, StreamEnd.dropped, StreamEnd.serverError, StreamEnd.error, StreamEnd.silence]);
+const BACK_OFF = new Set([StreamEnd.network, StreamEnd.dropped, StreamEnd.serverError, StreamEnd.error, StreamEnd.silence, StreamEnd.unreadable]);
 
 /**
  * The event stream's reconnection rules (R1–R5). `status` is what the scope shows:
@@ -146,7 +146,7 @@ export class ReconnectionPolicy {
     }
     if (!AT_ONCE.has(kind) && !BACK_OFF.has(kind)) throw new RangeError(`unknown stream end '${kind}'`);
     if (lastedMs > this.healthyAfter) this.attempt = 0;
-    if (kind === StreamEnd.inconsistent) this.fullState = true;
+    if (kind === StreamEnd.inconsistent || kind === StreamEnd.unreadable) this.fullState = true;
     const refreshToken = kind === StreamEnd.unauthorized || kind === StreamEnd.authExpired;
     if (AT_ONCE.has(kind)) {
       // A draining server answers every new stream with `closing`, and a provider with no valid

@@ -211,12 +211,12 @@ export class SyncCore {
 /** How one connection of the event stream ended. */
 export type StreamEndKind =
   | "closing" | "gap" | "inconsistent" | "auth-expired" | "unauthorized"
-  | "network" | "dropped" | "server-error" | "error" | "silence"
+  | "network" | "dropped" | "server-error" | "error" | "silence" | "unreadable"
   | "deleted" | "forbidden";
 
 export const StreamEnd: Readonly<{
   closing: "closing"; gap: "gap"; inconsistent: "inconsistent"; authExpired: "auth-expired"; unauthorized: "unauthorized";
-  network: "network"; dropped: "dropped"; serverError: "server-error"; error: "error"; silence: "silence";
+  network: "network"; dropped: "dropped"; serverError: "server-error"; error: "error"; silence: "silence"; unreadable: "unreadable";
   deleted: "deleted"; forbidden: "forbidden";
 }>;
 

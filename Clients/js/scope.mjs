@@ -14,6 +14,11 @@ import { backoffDelay, pause } from "./backoff.mjs";
 import { ReconnectionPolicy, SendRetryPolicy, StreamEnd, endOfEvent, endOfResponse } from "./connection-state.mjs";
 import { SSEParser } from "./sse-parser.mjs";
 
+/** The JSON of an event's data, or undefined when it is not JSON. */
+function readJSON(data) {
+  try { return JSON.parse(data); } catch { return undefined; }
+}
+
 async function problemOf(response) {
   try { return await response.json(); } catch { return { status: response.status, title: response.statusText }; }
 }
@@ -329,17 +334,24 @@ export class Scope {
   handle(type, data) {
     switch (type) {
       case "changeset": {
-        const notification = this.core.event(JSON.parse(data));
+        const event = readJSON(data);
+        if (typeof event?.version !== "number" || !Array.isArray(event.fragments)) return { kind: StreamEnd.unreadable };
+        const notification = this.core.event(event);
         if (notification?.gap) return { kind: StreamEnd.gap };
         if (notification?.inconsistent) return { kind: StreamEnd.inconsistent };
         this.emit(notification);
         return undefined;
       }
       case "snapshot":
-      case "reset":
-        this.emit(this.core.reset(JSON.parse(data)));
+      case "reset": {
+        const state = readJSON(data);
+        if (typeof state?.version !== "number" || typeof state.rootUUID !== "string" || !Array.isArray(state.fragments)) {
+          return { kind: StreamEnd.unreadable };
+        }
+        this.emit(this.core.reset(state));
         this.kick(true);   // R7: every set not in flight is sent again, now
         return undefined;
+      }
       default: {
         const kind = endOfEvent(type);
         return kind && { kind };

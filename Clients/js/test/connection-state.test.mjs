@@ -104,3 +104,12 @@ test("SendRetryPolicy: a rejection settles the set and starts the backoff over, 
   policy.startOver();
   assert.deepEqual(policy.answered({ status: 500 }), { action: "backoff", attempt: 1, refreshToken: false });
 });
+
+test("ReconnectionPolicy: an event that cannot be read backs off, and the next connection asks for the whole state", () => {
+  const policy = new ReconnectionPolicy();
+  policy.opened();
+  assert.deepEqual(policy.ended(StreamEnd.unreadable, 5_000), { action: "backoff", attempt: 1, refreshToken: false, fullState: true });
+  assert.equal(policy.lastEventId(3), null);
+  policy.opened();
+  assert.equal(policy.lastEventId(3), 3);
+});

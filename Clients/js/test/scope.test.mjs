@@ -261,3 +261,14 @@ test("R5: the status says which backoff the stream waits out, and starts over at
   assert.deepEqual(statuses, [["reconnecting", 1], ["reconnecting", 2], ["live", 0]]);
   assert.equal(scope.reconnectAttempt, 0);
 });
+
+test("an event whose data cannot be read backs off and asks for the whole state, instead of resuming past it", async () => {
+  const server = scriptedServer({ version: 4 });
+  const scope = await open(server, { backoff: { initial: 1, max: 1 } });
+  await waitFor(() => server.streams.length === 1 && scope.status === "live", "the stream");
+  server.streams[0].push("event: changeset\nid: 5\ndata: {\"version\": 5, \"fragm\n\n");
+  await waitFor(() => server.streams.length === 2, "the reconnection");
+  assert.equal(server.streams[1].headers["Last-Event-ID"], undefined);
+  assert.equal(scope.version, 4);
+  assert.notEqual(scope.status, "closed");
+});
