@@ -87,21 +87,12 @@ extension ScopeEngine {
         return nil
     }
 
-    /// A scope another node deleted: it leaves this node, its subscribers get `deleted` and end.
+    /// A scope another node deleted: it leaves this node, its subscribers get `deleted` and end
+    /// (``ScopeDirectory/deletedElsewhere(_:version:handle:)``).
     func acceptDeleted(_ name: String, version: Int, handle: ScopeHandle) {
-        // The tombstone first, as in `delete(name:)`: a copy read before the deletion and
-        // hosted after the handle leaves must find it (see `host(_:readAt:replacing:)`).
-        tombstones.withLock { $0[name] = max($0[name] ?? 0, version) }
-        let removed = scopes.withLock { scopes in
-            guard scopes[name] === handle else { return false }
-            scopes[name] = nil
-            return true
-        }
-        guard removed else { return }
-        handle.runtime.withLock { runtime in
-            runtime.deleted = true
-            _ = handle.subscribers.endAll(with: .deleted(name: name, version: max(version, runtime.committed.version)))
-        }
+        let actions = directory.withLock { $0.deletedElsewhere(name, version: version, handle: handle) }
+        guard !actions.isEmpty else { return }
+        apply(actions)
         logger.info("scope deleted elsewhere", metadata: ["scope": "\(name)", "version": "\(version)"])
     }
 
@@ -129,32 +120,22 @@ extension ScopeEngine {
     }
 
     /// Makes `made` — restored from a copy of its scope read from the store at version `read` —
-    /// the live handle for its name, unless that copy is of an incarnation deleted since: checked
-    /// under the scopes' lock, because ``delete(name:)`` raises the tombstone before it takes the
-    /// handle out, so a delete that ran while the copy was read or restored is seen here and the
-    /// copy is dropped rather than brought back to life. Without `replacing`, a handle already
-    /// live (created here meanwhile) is kept and returned; with it, the old handle is replaced
-    /// and its subscribers end (they get `reset` when they resume).
+    /// the live handle for its name, unless that copy is of a scope deleted since or being
+    /// deleted here (``ScopeDirectory/loaded(_:readAt:replacing:)``). Without `replacing`, a
+    /// handle already live (created here meanwhile) is kept and returned; with it, the old handle
+    /// is replaced unless ahead of the copy, and its subscribers end (they get `reset` when they
+    /// resume).
     func host(_ made: ScopeHandle, readAt read: Int64, replacing: Bool) -> ScopeHandle? {
-        let outcome = scopes.withLock { scopes -> (live: ScopeHandle?, replaced: ScopeHandle?) in
-            let existing = scopes[made.name]
-            // A live handle is kept unless replacing, and even then when it is ahead of the copy
-            // (it committed meanwhile): only a handle behind the store is replaced.
-            if let existing, !replacing || existing.version > Int(read) { return (existing, nil) }
-            let tombstone = tombstones.withLock { $0[made.name] }
-            if let tombstone, Int(read) <= tombstone { return (nil, nil) }
-            scopes[made.name] = made
-            return (made, existing)
-        }
-        if let replaced = outcome.replaced, replaced !== made { retire(replaced) }
+        let outcome = directory.withLock { $0.loaded(made, readAt: Int(read), replacing: replacing) }
+        apply(outcome.actions)
         return outcome.live
     }
 
-    /// Whether `scope`, as read from the store, is an incarnation deleted since it was read: its
-    /// version is not past the name's tombstone.
+    /// Whether `scope`, as read from the store, is of a scope deleted since it was read (or being
+    /// deleted here): checked before restoring a copy, to spare the work; ``host(_:readAt:replacing:)``
+    /// checks again.
     func isDeleted(_ scope: RecoveredScope) -> Bool {
-        guard let tombstone = tombstones.withLock({ $0[scope.info.name] }) else { return false }
-        return Int(scope.info.version) <= tombstone
+        directory.withLock { $0.isDeleted(scope.info.name, readAt: Int(scope.info.version)) }
     }
 }
 

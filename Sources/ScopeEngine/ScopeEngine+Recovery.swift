@@ -23,24 +23,21 @@ extension ScopeEngine {
             loaded.append(try restore(scope))
             replayed += scope.tail.count
         }
-        scopes.withLock { scopes in
-            for handle in loaded { scopes[handle.name] = handle }
-        }
+        apply(directory.withLock { $0.recovered(loaded) })
         return (loaded.count, replayed)
     }
 
     /// Hosts a scope that was created or changed elsewhere (another node, through the shared
     /// store): its snapshot and log tail are loaded as at start-up. Replaces a live scope of the
-    /// same name (its subscribers get `reset` when they resume).
+    /// same name (its subscribers get `reset` when they resume) unless that one is ahead of the
+    /// copy, which is then kept and returned. A copy of a scope deleted since it was read (or
+    /// being deleted here) is not hosted: ``ScopeError/scopeNotFound(_:)``.
     @discardableResult
     public func adopt(_ scope: RecoveredScope) throws -> ScopeHandle {
-        let handle = try restore(scope)
-        let previous = scopes.withLock { scopes in
-            defer { scopes[handle.name] = handle }
-            return scopes[handle.name]
+        guard let live = host(try restore(scope), readAt: scope.info.version, replacing: true) else {
+            throw ScopeError.scopeNotFound(scope.info.name)
         }
-        if let previous { retire(previous) }
-        return handle
+        return live
     }
 
     /// A handle no longer live for its name (replaced by a newer copy): it takes no more writes

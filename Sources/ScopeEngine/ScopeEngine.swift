@@ -19,12 +19,10 @@ public final class ScopeEngine: Sendable {
     public let configuration: ScopeEngineConfiguration
     let store: any ChangeLogStore
     let logger: Logger
-    let scopes = Mutex<[String: ScopeHandle]>([:])
-    /// Names deleted here or elsewhere, with their tombstone's version (`Int.max` while a local
-    /// delete is being made durable): a copy of the scope read from a shared store before its
-    /// deletion must not be loaded again afterwards, and nothing is loaded while it is deleted.
-    /// Lock order: `scopes`, then `tombstones` (never the other way round).
-    let tombstones = Mutex<[String: Int]>([:])
+    /// What each scope name is here: its live handle, a delete in flight, a tombstone. Every way
+    /// into the scope table is one of its transitions, under this one lock; what they return is
+    /// applied after it (``apply(_:)``).
+    let directory = Mutex(ScopeDirectory())
     private let draining = Atomic<Bool>(false)
 
     public init(configuration: ScopeEngineConfiguration, store: any ChangeLogStore, logger: Logger) {
@@ -37,7 +35,7 @@ public final class ScopeEngine: Sendable {
 
     /// The live scope `name`, nil when there is none.
     public func handle(named name: String) -> ScopeHandle? {
-        scopes.withLock { $0[name] }
+        directory.withLock { $0[name] }
     }
 
     /// The live scope `name`, or ``ScopeError/invalidName(_:)`` / ``ScopeError/scopeNotFound(_:)``.
@@ -48,13 +46,13 @@ public final class ScopeEngine: Sendable {
     }
 
     /// The number of live scopes.
-    public var scopeCount: Int { scopes.withLock { $0.count } }
+    public var scopeCount: Int { directory.withLock { $0.hosted.count } }
 
     /// One page of scopes in name order after `after`; `next` names the last one when more follow.
     public func list(
         after: String?, limit: Int, where visible: (String) -> Bool = { _ in true }
     ) -> (page: [ScopeHandle], next: String?) {
-        let all = scopes.withLock { $0 }
+        let all = directory.withLock { $0.hosted }
         let names = all.keys.filter { name in (after.map { name > $0 } ?? true) && visible(name) }.sorted()
         let page = names.prefix(limit).compactMap { all[$0] }
         return (page, names.count > limit ? page.last?.name : nil)
@@ -98,27 +96,13 @@ public final class ScopeEngine: Sendable {
         return hostCreated(handle)
     }
 
-    /// Makes the handle of a scope just created live, and returns the live one. The store's
-    /// notice of the creation may have reached this node's follower first: its copy of the new
-    /// scope is kept when it is already as far (it may have taken writes from elsewhere), and
-    /// when this new scope was even deleted since, nothing is hosted (the handle answers writes
-    /// with not-found). A delete still in flight here (`Int.max`) is one of an earlier scope of
-    /// the name, or of that copy, which `delete(name:)` then evicts: the handle is hosted.
+    /// Makes the handle of a scope just created live, and returns the live one: a follower's copy
+    /// as far, or the handle itself — not hosted and taking no writes when its scope was deleted
+    /// since (``ScopeDirectory/created(_:)``).
     func hostCreated(_ handle: ScopeHandle) -> ScopeHandle {
-        let outcome = scopes.withLock { scopes -> (live: ScopeHandle?, replaced: ScopeHandle?) in
-            let existing = scopes[handle.name]
-            if let existing, existing.version >= handle.version { return (existing, nil) }
-            let tombstone = tombstones.withLock { $0[handle.name] }
-            if let tombstone, tombstone != Int.max, handle.version <= tombstone { return (nil, nil) }
-            scopes[handle.name] = handle
-            return (handle, existing)
-        }
-        if let replaced = outcome.replaced { retire(replaced) }
-        guard let live = outcome.live else {
-            handle.runtime.withLock { $0.deleted = true }
-            return handle
-        }
-        return live
+        let outcome = directory.withLock { $0.created(handle) }
+        apply(outcome.actions)
+        return outcome.live ?? handle
     }
 
     /// Creates scope `name` with an empty root unless it exists (the demo scope at start-up).
@@ -136,52 +120,52 @@ public final class ScopeEngine: Sendable {
     /// finish first, then its subscribers get a `deleted` event and end.
     public func delete(name: String) async throws(ScopeError) {
         try ScopeName.validate(name)
-        // One critical section: a copy a follower hosts concurrently finds the tombstone, and a
-        // handle replaced concurrently is not the one deleted.
-        let taken = scopes.withLock { scopes -> ScopeHandle? in
-            guard let live = scopes[name] else { return nil }
-            tombstones.withLock { $0[name] = Int.max }
-            scopes[name] = nil
-            return live
-        }
-        guard let handle = taken else { throw .scopeNotFound(name) }
-        handle.runtime.withLock { $0.deleted = true }
+        // The handle leaves and the name is being deleted in one transition: a copy a follower
+        // hosts concurrently is refused, and a handle replaced concurrently is not the one deleted.
+        guard let began = directory.withLock({ $0.deleteBegan(name) }) else { throw .scopeNotFound(name) }
+        let taken = began.taken
+        apply(began.actions)
         let version: Int64
         do throws(StoreError) {
             version = try await store.deleteScope(named: name)
         } catch .scopeMissing {
             // Deleted by another writer of the store meanwhile: gone here too.
-            tombstones.withLock { $0[name] = handle.version }
-            handle.runtime.withLock { runtime in
-                _ = handle.subscribers.endAll(with: .deleted(name: name, version: runtime.committed.version))
-            }
+            apply(directory.withLock { $0.deleteFoundGone(name, taken: taken) })
             throw .scopeNotFound(name)
         } catch {
             // The store still holds the scope: so does the engine again, live for reads, writes
-            // and its subscribers (unless a new scope took the name meanwhile, which the store
-            // would have refused).
-            handle.runtime.withLock { $0.deleted = false }
-            let restored = scopes.withLock { scopes -> Bool in
-                tombstones.withLock { _ = $0.removeValue(forKey: name) }
-                guard scopes[name] == nil else { return false }
-                scopes[name] = handle
-                return true
-            }
-            // A copy hosted meanwhile is as current: this handle's subscribers resume on it.
-            if !restored { retire(handle) }
+            // and its subscribers — or, when a copy took the name meanwhile (as current: the
+            // store refused the delete), retired so its subscribers resume on that copy.
+            taken.runtime.withLock { $0.deleted = false }
+            apply(directory.withLock { $0.deleteFailed(name, taken: taken) }.actions)
             throw storeFailure(error)
         }
-        tombstones.withLock { $0[name] = Int(version) }
-        handle.runtime.withLock { _ in
-            _ = handle.subscribers.endAll(with: .deleted(name: name, version: Int(version)))
-        }
-        // A copy of this scope hosted while the delete was in flight (a creation finishing
-        // after a follower loaded it) goes too; a later scope of the name continues after the
-        // tombstone and stays.
-        if let live = self.handle(named: name), live.version <= Int(version) {
-            acceptDeleted(name, version: Int(version), handle: live)
-        }
+        // The subscribers end with `deleted`; a copy hosted while the delete was in flight goes too.
+        apply(directory.withLock { $0.deleteCommitted(name, version: Int(version), taken: taken) })
         logger.info("scope deleted", metadata: ["scope": "\(name)", "version": "\(version)"])
+    }
+
+    /// Carries out what a directory transition returned, in order, outside the directory's lock.
+    func apply(_ actions: [ScopeDirectory.Action]) {
+        for action in actions {
+            switch action {
+            case .retire(let handle):
+                retire(handle)
+            case .markDeleted(let handle):
+                handle.runtime.withLock { $0.deleted = true }
+            case .endSubscribers(let handle, let version):
+                handle.runtime.withLock { runtime in
+                    _ = handle.subscribers.endAll(
+                        with: .deleted(name: handle.name, version: max(version, runtime.committed.version)))
+                }
+            case .evict(let handle, let version):
+                handle.runtime.withLock { runtime in
+                    runtime.deleted = true
+                    _ = handle.subscribers.endAll(
+                        with: .deleted(name: handle.name, version: max(version, runtime.committed.version)))
+                }
+            }
+        }
     }
 
     func makeHandle(name: String, state: ScopeState, oldestResumable: Int) -> ScopeHandle {
@@ -207,7 +191,7 @@ public final class ScopeEngine: Sendable {
     public func beginDrain() -> Int {
         guard !draining.exchange(true, ordering: .acquiringAndReleasing) else { return 0 }
         var ended = 0
-        for handle in scopes.withLock({ Array($0.values) }) {
+        for handle in directory.withLock({ Array($0.hosted.values) }) {
             // Under the scope's lock: a subscriber registering concurrently is either already a
             // member (and ended here) or sees the drain flag in `subscribe` (and ends at once).
             ended += handle.runtime.withLock { _ in handle.subscribers.endAll(with: .closing) }

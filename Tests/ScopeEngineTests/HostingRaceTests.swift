@@ -69,10 +69,9 @@ struct HostingRaceTests {
             let again = try await fixture.createCanvas()
             #expect(again.version > copy.info.version)
             #expect(fixture.engine.handle(named: "canvas-1") === again)
-            // A delete in flight marks the name with Int.max until the store answers; the creation
-            // that the store accepted meanwhile is of a later scope and must be hosted.
-            fixture.engine.scopes.withLock { $0["canvas-1"] = nil }
-            fixture.engine.tombstones.withLock { $0["canvas-1"] = Int.max }
+            // A delete in flight marks the name as being deleted until the store answers; the
+            // creation that the store accepted meanwhile is of a later scope and must be hosted.
+            #expect(fixture.engine.directory.withLock { $0.deleteBegan("canvas-1") }?.taken === again)
             #expect(fixture.engine.hostCreated(again) === again)
             #expect(fixture.engine.handle(named: "canvas-1") === again)
         }
