@@ -71,6 +71,28 @@ final class OriginalReadmeTests {
         #expect(try scope.schema().modelClass(named: "Shape") != nil)
     }
 
+    @Test("A scope's root is assigned once: a second root stops the program instead of being ignored")
+    func secondRootStops() async {
+        await #expect(processExitsWith: .failure) {
+            let scope = Scope(name: "Canvas")
+            scope.root = Canvas()
+            scope.root = Canvas()
+        }
+    }
+
+    @Test("observeAttach and observeDetach with closures that take no scope fire as today's do")
+    func closuresWithoutScope() {
+        let canvas = Canvas()
+        let scope = Scope(name: "Canvas", root: canvas)
+        let shape = Shape()
+        var fired: [String] = []
+        shape.observeAttach(self) { fired.append("attach") }
+        shape.observeDetach(self) { fired.append("detach") }
+        scope.modify { canvas.shapes.append(shape) }
+        scope.modify { canvas.shapes.removeAll() }
+        #expect(fired == ["attach", "detach"])
+    }
+
     @Test("canvas.setScopeAndMakeRootModel(scope): the original's other way to give a scope its root")
     func setScopeAndMakeRootModel() {
         let canvas = Canvas()
