@@ -140,7 +140,9 @@ final class OriginalReadmeTests {
         // Added to a parent
         model.observeAddedToParent(self) { (parent: ModelObject, key: String) in fired.append("added to \(key)") }
         // Removed from a parent
-        model.observeRemovedFromParent(self) { (parent: ModelObject, key: String) in fired.append("removed from \(key)") }
+        model.observeRemovedFromParent(self) { (parent: ModelObject, key: String) in
+            fired.append("removed from \(key)")
+        }
         // Observe property changes on models
         model.observeChange(self) { fired.append("change") }  // Observe all changes
         model.observeChange(self, key: "width") { fired.append("width") }  // Observe a single property
@@ -210,7 +212,8 @@ final class OriginalReadmeTests {
         #expect(always == 1 && delivered.count == 5)
     }
 
-    @Test("Atomic ChangeSets: createAtomicChangeSet is modifyAtomically (one atomic set; a throwing body leaves nothing)")
+    @Test(
+        "Atomic ChangeSets: createAtomicChangeSet is modifyAtomically (one atomic set; a throwing body leaves nothing)")
     func createAtomicChangeSet() throws {
         let cart = Cart()
         let scope = Scope(name: "Cart", root: cart)
@@ -220,7 +223,8 @@ final class OriginalReadmeTests {
         scope.onChanges { sets.append($0) }
 
         // Creating atomic transactions
-        scope.createAtomicChangeSet() {
+        // swift-format-ignore: the README's spelling, parentheses included
+        scope.createAtomicChangeSet {
             cart.items.append(newItem)
             cart.totalPrice += newItem.price
         }

@@ -7,7 +7,10 @@
 /// scope.onChanges.listen(self) { changeSet in send(changeSet.fragments) }   // deprecated spelling
 /// scope.onChanges { changeSet in send(changeSet.fragments) }                // today's
 /// ```
-@available(*, deprecated, message: "the original's Signal: register with today's function (scope.onChanges { … }, client.fetch(scope))")
+@available(
+    *, deprecated,
+    message: "the original's Signal: register with today's function (scope.onChanges { … }, client.fetch(scope))"
+)
 public final class LegacySignal<Value> {
     /// Registers a callback with the real event source; returns its cancel function.
     let register: (@escaping (Value) -> Void) -> CancelObserver

@@ -24,9 +24,9 @@ final class LegacySessionTransport: HTTPTransport {
         try await base.data(for: request)
     }
 
-    nonisolated func stream(for request: URLRequest) async throws -> (
-        HTTPURLResponse, AsyncThrowingStream<Data, any Error>
-    ) {
+    nonisolated func stream(
+        for request: URLRequest
+    ) async throws -> (HTTPURLResponse, AsyncThrowingStream<Data, any Error>) {
         try await base.stream(for: request)
     }
 

@@ -5,7 +5,9 @@ import Jetstream
 /// every request stands alone — so this one is only a handle on its ``Client``: ``fetch(_:callback:)``
 /// is today's ``Client/fetch(_:createIfMissing:isolation:)`` over HTTP, on the main actor, and the
 /// session keeps the ``ScopeSync``s it started until ``close()``.
-@available(*, deprecated, message: "no WebSocket session: `let sync = try await client.fetch(scope)` returns the ScopeSync")
+@available(
+    *, deprecated, message: "no WebSocket session: `let sync = try await client.fetch(scope)` returns the ScopeSync"
+)
 @MainActor
 public final class Session {
     /// The client whose `connect()` made this session.
