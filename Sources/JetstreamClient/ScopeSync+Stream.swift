@@ -90,7 +90,7 @@ extension ScopeSync {
     }
 
     /// One event of the stream; a non-nil result ends the connection.
-    private func handle(_ event: SSEEvent) -> StreamConnection.End? {
+    private func handle(_ event: ServerSentEvent) -> StreamConnection.End? {
         switch event.type {
         case "changeset":
             return applyChangeSetEvent(event.data)
