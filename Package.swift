@@ -33,19 +33,23 @@ let package = Package(
         // HdrHistogram for the load generator's latency percentiles (depends on swift-numerics only).
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
+    // Sources/ is grouped by layer: CShims (system libraries), Model (JSON and the model core),
+    // Transport (sockets, HTTP/1.1, HTTP/2, compression, the HTTP engine), Engine (stores and
+    // scopes), Server (the gateway and the `jetstream` command), Clients (the typed framework, the
+    // Swift client, the SSE parser) and Tools (load generator, benchmarks, test support).
     targets: [
         // C shims (system libraries; nghttp2 and zlib from Debian's -dev packages).
-        .systemLibrary(name: "CLinuxIO", path: "Sources/CLinuxIO"),
+        .systemLibrary(name: "CLinuxIO", path: "Sources/CShims/CLinuxIO"),
         .systemLibrary(
-            name: "CNGHTTP2", path: "Sources/CNGHTTP2", pkgConfig: "libnghttp2",
+            name: "CNGHTTP2", path: "Sources/CShims/CNGHTTP2", pkgConfig: "libnghttp2",
             providers: [.apt(["libnghttp2-dev"])]),
         .systemLibrary(
-            name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+            name: "CZlib", path: "Sources/CShims/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CShims/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibPQ", path: "Sources/CShims/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // JSON: parser, writer and values; used by the model, the gateway and the load generator.
-        .target(name: "JetstreamJSON", swiftSettings: strictSettings),
+        .target(name: "JetstreamJSON", path: "Sources/Model/JetstreamJSON", swiftSettings: strictSettings),
         // Model core: pure Swift, no I/O beyond reading a schema file.
         .target(
             name: "JetstreamModel",
@@ -55,7 +59,7 @@ let package = Package(
                 // Persistent hash trie: snapshots share structure, so a change set costs O(touched).
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
-            swiftSettings: strictSettings),
+            path: "Sources/Model/JetstreamModel", swiftSettings: strictSettings),
         // The bench scope (layered canvas) shared by ModelBench and HotPathBench.
         .target(
             name: "BenchSupport", dependencies: ["JetstreamModel"], path: "Sources/Tools/BenchSupport",
@@ -65,12 +69,12 @@ let package = Package(
             name: "ModelBench", dependencies: ["JetstreamModel", "BenchSupport"], path: "Sources/Tools/ModelBench",
             swiftSettings: strictSettings),
         // The typed model framework of the original (ModelObject, Scope, observation).
-        .target(name: "Jetstream", dependencies: ["JetstreamModel"], swiftSettings: strictSettings),
+        .target(name: "Jetstream", dependencies: ["JetstreamModel"], path: "Sources/Clients/Jetstream", swiftSettings: strictSettings),
         // The Swift client: Foundation (URLSession) and the shared model and SSE parser; no SwiftNIO.
         .target(
             name: "JetstreamClient",
             dependencies: ["Jetstream", "JetstreamModel", "JetstreamJSON", "ServerSentEvents"],
-            swiftSettings: strictSettings),
+            path: "Sources/Clients/JetstreamClient", swiftSettings: strictSettings),
         // `ClientBench`: the Swift client against `jetstream serve` — remote apply with observers,
         // end to end A → B (docs/benchmarks.md, "Swift client").
         .executableTarget(
@@ -91,14 +95,14 @@ let package = Package(
         .target(
             name: "SocketLoop",
             dependencies: ["CLinuxIO", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: strictSettings),
+            path: "Sources/Transport/SocketLoop", swiftSettings: strictSettings),
         // Dependency-free so the libFuzzer target can compile its sources with plain swiftc.
-        .target(name: "HTTP1", swiftSettings: strictSettings),
+        .target(name: "HTTP1", path: "Sources/Transport/HTTP1", swiftSettings: strictSettings),
         .target(
             name: "HTTP2",
             dependencies: ["CNGHTTP2", .product(name: "HTTPTypes", package: "swift-http-types")],
-            swiftSettings: strictSettings),
-        .target(name: "HTTPCompression", dependencies: ["CZlib"], swiftSettings: strictSettings),
+            path: "Sources/Transport/HTTP2", swiftSettings: strictSettings),
+        .target(name: "HTTPCompression", dependencies: ["CZlib"], path: "Sources/Transport/HTTPCompression", swiftSettings: strictSettings),
         .target(
             name: "HTTPServer",
             dependencies: [
@@ -107,7 +111,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: strictSettings),
+            path: "Sources/Transport/HTTPServer", swiftSettings: strictSettings),
         // A tiny app on the engine for live tests and benchmarks of the engine alone.
         .executableTarget(
             name: "HTTPTestServer",
@@ -137,7 +141,7 @@ let package = Package(
         .target(
             name: "Store",
             dependencies: ["CSQLite", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: strictSettings),
+            path: "Sources/Engine/Store", swiftSettings: strictSettings),
         // Appends in a loop and prints each acknowledged version: the crash-safety test kills it.
         .executableTarget(
             name: "StoreCrashWriter", dependencies: ["Store"], path: "Sources/Tools/StoreCrashWriter",
@@ -146,7 +150,7 @@ let package = Package(
         .target(
             name: "PostgresStore",
             dependencies: ["CLibPQ", "Store", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: strictSettings),
+            path: "Sources/Engine/PostgresStore", swiftSettings: strictSettings),
         .executableTarget(
             name: "StoreBench", dependencies: ["Store"], path: "Sources/Tools/StoreBench", swiftSettings: strictSettings),
 
@@ -155,7 +159,7 @@ let package = Package(
         .target(
             name: "ScopeEngine",
             dependencies: ["JetstreamModel", "Store", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: strictSettings),
+            path: "Sources/Engine/ScopeEngine", swiftSettings: strictSettings),
 
         // The HTTP face: routes, problem+json, auth, CORS, metrics, SSE framing.
         .target(
@@ -169,6 +173,7 @@ let package = Package(
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],
+            path: "Sources/Server/Gateway",
             // The JS client and the demo are symlinks to their sources in Clients/js.
             resources: [
                 .embedInCode("Resources/openapi.yaml"), .embedInCode("Resources/jetstream.mjs"),
@@ -190,11 +195,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: strictSettings),
+            path: "Sources/Server/GatewayServer", swiftSettings: strictSettings),
 
         // The client side of `text/event-stream`: an incremental parser, pure stdlib (no Foundation, no
         // sockets), shared by the load generator and Swift clients.
-        .target(name: "ServerSentEvents", swiftSettings: strictSettings),
+        .target(name: "ServerSentEvents", path: "Sources/Clients/ServerSentEvents", swiftSettings: strictSettings),
 
         // `jetstream bench`: an epoll HTTP/1.1 + SSE load generator (client side of the socket shim).
         .target(
@@ -203,7 +208,7 @@ let package = Package(
                 "CLinuxIO", "SocketLoop", "JetstreamJSON", "ServerSentEvents",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
-            swiftSettings: strictSettings),
+            path: "Sources/Tools/LoadGenerator", swiftSettings: strictSettings),
 
         // The `jetstream` command.
         .executableTarget(
@@ -216,7 +221,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strictSettings),
+            path: "Sources/Server/JetstreamCLI", swiftSettings: strictSettings),
 
         // Helpers shared by the test targets (a blocking loopback client socket).
         .target(name: "TestSupport", path: "Sources/Tools/TestSupport", swiftSettings: strictSettings),

@@ -1,5 +1,5 @@
 // libFuzzer entry point for change sets: decoding a POST …/changesets body into a ChangeSet and
-// applying it to a fixed state (Sources/JetstreamModel, Sources/JetstreamJSON).
+// applying it to a fixed state (Sources/Model/JetstreamModel, Sources/Model/JetstreamJSON).
 //
 // Built by `Fuzz/run --target changeset` with Fuzz/ModelFuzzSupport.swift against the
 // JetstreamJSON and JetstreamModel modules (instrumented; JetstreamModel with -enable-testing).

@@ -1,7 +1,7 @@
-// libFuzzer entry point for the HTTP/1.1 request parser and chunked decoder (Sources/HTTP1).
+// libFuzzer entry point for the HTTP/1.1 request parser and chunked decoder (Sources/Transport/HTTP1).
 //
 // Built by `Fuzz/run` together with the HTTP1 sources as one module:
-//   swiftc -sanitize=fuzzer,address -parse-as-library -O Sources/HTTP1/*.swift Fuzz/HTTP1ParserFuzz.swift
+//   swiftc -sanitize=fuzzer,address -parse-as-library -O Sources/Transport/HTTP1/*.swift Fuzz/HTTP1ParserFuzz.swift
 //
 // Properties checked on every input (a violation traps, which libFuzzer reports as a crash):
 // - nothing traps (overflow, out-of-bounds, ASan findings) on any bytes;

@@ -1,4 +1,4 @@
-// libFuzzer entry point for the HTTP/2 server session (Sources/HTTP2 over libnghttp2): bytes from a
+// libFuzzer entry point for the HTTP/2 server session (Sources/Transport/HTTP2 over libnghttp2): bytes from a
 // client into `HTTP2ServerSession`, the engine's side played by the harness — every request
 // answered, the output drained and read back as frames.
 //

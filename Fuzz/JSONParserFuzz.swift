@@ -1,4 +1,4 @@
-// libFuzzer entry point for the strict JSON parser and the writer (Sources/JetstreamJSON).
+// libFuzzer entry point for the strict JSON parser and the writer (Sources/Model/JetstreamJSON).
 //
 // Built by `Fuzz/run --target json`: JetstreamJSON as a module of its own (instrumented), this
 // file as the executable that imports it. The input is the JSON text itself, no prefix.

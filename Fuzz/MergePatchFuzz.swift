@@ -1,5 +1,5 @@
 // libFuzzer entry point for merge patches: a PATCH …/objects/{uuid} body translated into a change
-// set against a fixed state and applied (MergePatch in Sources/JetstreamModel).
+// set against a fixed state and applied (MergePatch in Sources/Model/JetstreamModel).
 //
 // Built by `Fuzz/run --target mergepatch` with Fuzz/ModelFuzzSupport.swift against the
 // JetstreamJSON and JetstreamModel modules (instrumented; JetstreamModel with -enable-testing).

@@ -6,7 +6,7 @@ import Testing
 
 // The original jetstream-ios README's snippets, in its order, as close to verbatim as Swift 6
 // allows; each adaptation says what it changed. They use the original's spellings, which compile
-// through the deprecated shims in Sources/Jetstream/Deprecated and Sources/JetstreamClient/Deprecated
+// through the deprecated shims in Sources/Clients/Jetstream/Deprecated and Sources/Clients/JetstreamClient/Deprecated
 // (so this file warns, on purpose, and stops compiling when a shim goes), and each test checks that
 // the spelling does what today's API does. docs/porting-from-jetstream.md maps every name.
 

@@ -12,7 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-# One rule a line: the module folders under Sources/ | the modules they must not import | why.
+# One rule a line: the modules (folders under a layer folder of Sources/) | the modules they must
+# not import | why.
 RULES=(
     "ScopeEngine|HTTPServer SocketLoop HTTPTypes HTTP1 HTTP2 HTTPCompression Gateway GatewayServer CLinuxIO PostgresStore CLibPQ CSQLite|the scope engine knows nothing of HTTP or sockets, and stores only through the Store interface"
     "JetstreamModel JetstreamJSON|Store ScopeEngine HTTPServer SocketLoop HTTPTypes Gateway GatewayServer|the model core has no I/O, no store and no HTTP"
@@ -32,19 +33,20 @@ check_tree() {
         local rule folders forbidden why folder module pattern hits violations=0 files=0
         for rule in "${RULES[@]}"; do
             IFS='|' read -r folders forbidden why <<<"$rule"
-            for folder in $folders; do
-                if [ ! -d "Sources/$folder" ]; then
-                    echo "architecture: Sources/$folder is named in a rule but does not exist: update the rules"
+            for name in $folders; do
+                folder=$(find Sources -mindepth 2 -maxdepth 2 -type d -name "$name" | head -n 1)
+                if [ -z "$folder" ]; then
+                    echo "architecture: module $name is named in a rule but no Sources/<layer>/$name exists: update the rules"
                     return 1
                 fi
-                files=$((files + $(find "Sources/$folder" -name '*.swift' | wc -l)))
+                files=$((files + $(find "$folder" -name '*.swift' | wc -l)))
                 for module in $forbidden; do
                     pattern="^[[:space:]]*(@[A-Za-z_]+[[:space:]]+)*((public|package|internal|fileprivate|private)[[:space:]]+)?"
                     pattern+="import[[:space:]]+((struct|class|enum|protocol|typealias|func|let|var)[[:space:]]+)?$module([.[:space:];]|$)"
-                    hits=$(grep -rnE --include='*.swift' "$pattern" "Sources/$folder" || true)
+                    hits=$(grep -rnE --include='*.swift' "$pattern" "$folder" || true)
                     [ -z "$hits" ] && continue
                     while IFS= read -r hit; do
-                        echo "${hit%%:*}:$(cut -d: -f2 <<<"$hit"): $folder must not import $module ($why)"
+                        echo "${hit%%:*}:$(cut -d: -f2 <<<"$hit"): $name must not import $module ($why)"
                         violations=$((violations + 1))
                     done <<<"$hits"
                 done
@@ -62,10 +64,11 @@ self_test() {
     tree=$(mktemp -d "${TMPDIR:-/tmp}/check-imports.XXXXXX")
     trap 'rm -rf "$tree"' EXIT
     mkdir -p "$tree/Sources"
-    cp -r Sources/ScopeEngine Sources/JetstreamModel Sources/JetstreamJSON Sources/SocketLoop Sources/HTTPServer \
-        Sources/HTTP1 Sources/HTTP2 Sources/LoadGenerator Sources/ServerSentEvents Sources/JetstreamClient Sources/Store \
-        Sources/PostgresStore "$tree/Sources/"
-    sample=Sources/ScopeEngine/RecentChangeSets.swift
+    cp -r --parents Sources/Engine/ScopeEngine Sources/Model/JetstreamModel Sources/Model/JetstreamJSON \
+        Sources/Transport/SocketLoop Sources/Transport/HTTPServer Sources/Transport/HTTP1 Sources/Transport/HTTP2 \
+        Sources/Tools/LoadGenerator Sources/Clients/ServerSentEvents Sources/Clients/JetstreamClient \
+        Sources/Engine/Store Sources/Engine/PostgresStore "$tree/"
+    sample=Sources/Engine/ScopeEngine/RecentChangeSets.swift
     check_tree "$tree" >/dev/null || { echo "architecture self-test: the unmodified copy fails"; return 1; }
     for form in 'import HTTPServer' '@testable import HTTPServer' 'public import HTTPServer' \
         'import struct HTTPServer.Router'; do
@@ -74,7 +77,7 @@ self_test() {
             echo "architecture self-test: '$form' in a copy of $sample was not caught"
             return 1
         fi
-        grep -q "^Sources/ScopeEngine/RecentChangeSets.swift:1: ScopeEngine must not import HTTPServer" <<<"$output" \
+        grep -q "^Sources/Engine/ScopeEngine/RecentChangeSets.swift:1: ScopeEngine must not import HTTPServer" <<<"$output" \
             || { echo "architecture self-test: '$form' was not reported at line 1: $output"; return 1; }
     done
     { echo "// import HTTPServer"; cat "$sample"; } >"$tree/$sample"

@@ -38,7 +38,7 @@ test("Clients/js has the entry and the modules it is made of", () => {
 for (const [name, type] of FILES) {
   test(`/client/${name}: the file on disk, ${type.split(";")[0]}, no-cache, nosniff, a strong ETag that revalidates to 304`, async () => {
     const response = await fetch(`${server.url}/client/${name}`, { headers: { "Accept-Encoding": "identity" } });
-    assert.equal(response.status, 200, `GET /client/${name}: is it in Gateway.clientAssets (and Package.swift, Sources/Gateway/Resources)?`);
+    assert.equal(response.status, 200, `GET /client/${name}: is it in Gateway.clientAssets (and Package.swift, Sources/Server/Gateway/Resources)?`);
     assert.equal(await response.text(), readFileSync(join(CLIENT_DIR, name), "utf8"), `/client/${name} differs from Clients/js/${name}: rebuild the binary`);
     assert.equal(response.headers.get("content-type"), type);
     assert.equal(response.headers.get("cache-control"), "no-cache");

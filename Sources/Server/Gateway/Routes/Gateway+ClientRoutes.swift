@@ -5,7 +5,7 @@ extension Gateway {
     /// The browser client (`Clients/js`, docs/js-client.md), served with every schema under
     /// `/client/`: the entry module, the modules it imports (relative imports, so they resolve
     /// next to it) and its TypeScript declarations. To serve another file, add a symlink in
-    /// `Sources/Gateway/Resources`, its `.embedInCode` line in Package.swift and a row here.
+    /// `Sources/Server/Gateway/Resources`, its `.embedInCode` line in Package.swift and a row here.
     static let clientAssets: [(path: String, asset: StaticAsset)] = [
         ("jetstream.mjs", PackageResources.jetstream_mjs),
         ("jetstream.d.ts", PackageResources.jetstream_d_ts),

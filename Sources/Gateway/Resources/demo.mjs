@@ -1,1 +1,0 @@
-../../../Clients/js/demo/demo.mjs

@@ -1,1 +1,0 @@
-../../../Clients/js/jetstream.d.ts

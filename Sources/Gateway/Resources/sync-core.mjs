@@ -1,1 +1,0 @@
-../../../Clients/js/sync-core.mjs
