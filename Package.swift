@@ -46,7 +46,8 @@ let package = Package(
         .systemLibrary(
             name: "CZlib", path: "Sources/CShims/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSQLite", path: "Sources/CShims/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "CLibPQ", path: "Sources/CShims/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(
+            name: "CLibPQ", path: "Sources/CShims/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // JSON: parser, writer and values; used by the model, the gateway and the load generator.
         .target(name: "JetstreamJSON", path: "Sources/Model/JetstreamJSON", swiftSettings: strictSettings),
@@ -69,7 +70,9 @@ let package = Package(
             name: "ModelBench", dependencies: ["JetstreamModel", "BenchSupport"], path: "Sources/Tools/ModelBench",
             swiftSettings: strictSettings),
         // The typed model framework of the original (ModelObject, Scope, observation).
-        .target(name: "Jetstream", dependencies: ["JetstreamModel"], path: "Sources/Clients/Jetstream", swiftSettings: strictSettings),
+        .target(
+            name: "Jetstream", dependencies: ["JetstreamModel"], path: "Sources/Clients/Jetstream",
+            swiftSettings: strictSettings),
         // The Swift client: Foundation (URLSession) and the shared model and SSE parser; no SwiftNIO.
         .target(
             name: "JetstreamClient",
@@ -102,7 +105,9 @@ let package = Package(
             name: "HTTP2",
             dependencies: ["CNGHTTP2", .product(name: "HTTPTypes", package: "swift-http-types")],
             path: "Sources/Transport/HTTP2", swiftSettings: strictSettings),
-        .target(name: "HTTPCompression", dependencies: ["CZlib"], path: "Sources/Transport/HTTPCompression", swiftSettings: strictSettings),
+        .target(
+            name: "HTTPCompression", dependencies: ["CZlib"], path: "Sources/Transport/HTTPCompression",
+            swiftSettings: strictSettings),
         .target(
             name: "HTTPServer",
             dependencies: [

@@ -16,7 +16,8 @@ struct GatewayUnitTests {
         let onDisk = try String(contentsOf: root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
         let bundled = try String(
             contentsOf: root.appendingPathComponent("Sources/Server/Gateway/Resources/openapi.yaml"), encoding: .utf8)
-        #expect(bundled == onDisk, "copy openapi.yaml to Sources/Server/Gateway/Resources/openapi.yaml after editing it")
+        #expect(
+            bundled == onDisk, "copy openapi.yaml to Sources/Server/Gateway/Resources/openapi.yaml after editing it")
         #expect(Gateway.openAPIDocument == Array(onDisk.utf8), "the binary embeds the bundled document")
     }
 

@@ -162,7 +162,9 @@ struct TraceRunner {
             #expect(Self.objects(engine.view) == Self.canonical(.object(view)), comment)
         }
         if let pending = expect["pending"]?.array {
-            #expect(Self.canonical("[" + engine.pending.map(Self.describe).joined(separator: ",") + "]") == Self.canonical(.array(pending)), comment)
+            #expect(
+                Self.canonical("[" + engine.pending.map(Self.describe).joined(separator: ",") + "]")
+                    == Self.canonical(.array(pending)), comment)
         }
         if let rejected = expect["localRejected"] {
             #expect(outcome.localRejected == (rejected == .bool(true)), comment)
@@ -174,7 +176,9 @@ struct TraceRunner {
                 #expect(outcome.request?.key == request["key"]?.string, comment)
                 #expect(
                     outcome.request.map { $0.fragments.map { $0.jsonValue.encodedString() } }
-                        == request["fragments"]?.array?.compactMap { try? SyncFragment(json: $0).jsonValue.encodedString() },
+                        == request["fragments"]?.array?.compactMap {
+                            try? SyncFragment(json: $0).jsonValue.encodedString()
+                        },
                     comment)
             }
         }
@@ -234,7 +238,8 @@ struct TraceRunner {
         case .reconnectNow(let refresh):
             return #"{"lastEventId":\#(lastEventID),"reconnect":"now"\#(refresh ? #","refreshToken":true"# : "")}"#
         case .backOff(let attempt, let refresh):
-            return #"{"lastEventId":\#(lastEventID),"reconnect":{"backoff":\#(attempt)}\#(refresh ? #","refreshToken":true"# : "")}"#
+            return
+                #"{"lastEventId":\#(lastEventID),"reconnect":{"backoff":\#(attempt)}\#(refresh ? #","refreshToken":true"# : "")}"#
         }
     }
 

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
 import uuid as uuidlib
 
 import httpx
+import pytest
 
 ETAG = re.compile(r'^"([0-9]+)"$')
 LOWER_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -200,3 +202,12 @@ class Api:
 
 def dumps(value) -> bytes:
     return json.dumps(value).encode()
+
+
+def built_executable(jetstream_bin, product: str):
+    """The executable `product` the same build made next to `jetstream` (a test fails, never
+    skips, when it is missing)."""
+    binary = jetstream_bin.parent / product
+    if not os.access(binary, os.X_OK):
+        pytest.fail(f"{binary} is missing: build it with `swift build --product {product}`")
+    return binary

@@ -4,22 +4,18 @@ their observers saw, and what they did is read back from the server — the fina
 change set they sent, in order, from two clients."""
 from __future__ import annotations
 
-import os
 import subprocess
 
 import pytest
 
-from gateway_helpers import SHAPE_DEFAULTS, objects_of, scope_name
+from gateway_helpers import SHAPE_DEFAULTS, built_executable, objects_of, scope_name
 
 TIMEOUT = 120  # the example bounds each of its waits to 10 s; this bounds the whole run
 
 
 @pytest.fixture(scope="module")
 def canvas_example(jetstream_bin):
-    binary = jetstream_bin.parent / "CanvasExample"
-    if not os.access(binary, os.X_OK):
-        pytest.fail(f"{binary} is missing: build it with `swift build --product CanvasExample`")
-    return binary
+    return built_executable(jetstream_bin, "CanvasExample")
 
 
 def run(binary, *args: str) -> subprocess.CompletedProcess:

@@ -10,6 +10,8 @@ import subprocess
 
 import pytest
 
+from gateway_helpers import built_executable
+
 SHAPES, OBSERVERS, APPLY_EVENTS, STREAM_EVENTS, RATE, SECONDS = 300, 10, 200, 100, 50, 1
 
 
@@ -19,10 +21,7 @@ def number(value) -> bool:
 
 @pytest.fixture(scope="module")
 def client_bench(jetstream_bin):
-    binary = jetstream_bin.parent / "ClientBench"
-    if not os.access(binary, os.X_OK):
-        pytest.fail(f"{binary} is missing: build it with `swift build --product ClientBench`")
-    return binary
+    return built_executable(jetstream_bin, "ClientBench")
 
 
 def run(binary, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:

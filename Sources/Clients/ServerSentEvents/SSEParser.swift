@@ -56,7 +56,8 @@ public struct SSEParser: Sendable {
     }
 
     /// Consumes `bytes` and dispatches every event they complete, in order.
-    public mutating func consume(_ bytes: UnsafeRawBufferPointer, _ dispatch: (ServerSentEvent) throws -> Void) rethrows {
+    public mutating func consume(_ bytes: UnsafeRawBufferPointer, _ dispatch: (ServerSentEvent) throws -> Void) rethrows
+    {
         let carriageReturn = UInt8(ascii: "\r")
         let lineFeed = UInt8(ascii: "\n")
         var index = skipByteOrderMark(bytes)

@@ -48,7 +48,8 @@ struct ScopeDirectory {
         static func == (lhs: Action, rhs: Action) -> Bool {
             switch (lhs, rhs) {
             case (.retire(let a), .retire(let b)), (.markDeleted(let a), .markDeleted(let b)): a === b
-            case (.endSubscribers(let a, let x), .endSubscribers(let b, let y)), (.evict(let a, let x), .evict(let b, let y)):
+            case (.endSubscribers(let a, let x), .endSubscribers(let b, let y)),
+                (.evict(let a, let x), .evict(let b, let y)):
                 a === b && x == y
             default: false
             }

@@ -174,7 +174,10 @@ extension ScopeEngine {
             }
         }
         if let unchangedAt {
-            completion(.accepted(body: Array(#"{"version":\#(unchangedAt),"fragmentReplies":[],"fragments":[],"removed":[]}"#.utf8), version: unchangedAt))
+            completion(
+                .accepted(
+                    body: Array(#"{"version":\#(unchangedAt),"fragmentReplies":[],"fragments":[],"removed":[]}"#.utf8),
+                    version: unchangedAt))
             return
         }
         guard let rejection else { return }

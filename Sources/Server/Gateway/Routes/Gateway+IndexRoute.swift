@@ -16,7 +16,9 @@ extension Gateway {
         let json = Self.indexJSON(links)
         let page = Self.indexPage(links)
         router.get("/") { request, _ in
-            guard request.path == "/" else { return Problem(.notFound, detail: "no route for \(request.path)").response }
+            guard request.path == "/" else {
+                return Problem(.notFound, detail: "no route for \(request.path)").response
+            }
             let accept = request.headerFields[.accept] ?? ""
             guard accept.contains("text/html") else { return .json(json) }
             return HTTPServerResponse(
