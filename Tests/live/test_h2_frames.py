@@ -1,5 +1,5 @@
 """HTTP/2 (h2c prior knowledge) at the frame level: the CI substitute for h2spec
-(shared/research/server-anchors.md §B1)."""
+(docs/http2-and-compression.md)."""
 from __future__ import annotations
 
 import json

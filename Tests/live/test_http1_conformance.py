@@ -1,7 +1,7 @@
 """HTTP/1.1 conformance and robustness of the engine, over raw sockets.
 
 The cases come from the Http11Probe (RFC 9110/9112 MUST/SHOULD) and uNetworking/h1spec checklists
-(see shared/research/server-anchors.md §B2). Every case asserts the status AND what happens to the
+(docs/testing.md, "HTTP/1.1 checklist"). Every case asserts the status AND what happens to the
 connection: a rejected message leaves the framing of the stream unknown, so the server must close;
 an accepted one must leave the connection usable (checked with a follow-up request).
 `/echo` returns the request as the server parsed it, which is what the smuggling cases compare.
