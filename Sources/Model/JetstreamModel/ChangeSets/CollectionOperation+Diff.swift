@@ -71,6 +71,61 @@ extension CollectionOperation where Element: Hashable {
         return operations
     }
 
+    /// The one operations object that turns `old` into `new`, for a batch that may send one per
+    /// property: the shared prefix and suffix stay (`old = P + Mo + S`, `new = P + Mn + S`), and the
+    /// middle is ``operations(from:to:maxOperations:)`` with `maxOperations: 1`. That is the diff's
+    /// single object when one suffices (an insert, a removal, a move), else `{remove: values of Mo
+    /// not in Mn, insert: Mn, before: S.first}` (values of Mo that are in Mn are moved by the insert).
+    ///
+    /// ```swift
+    /// CollectionOperation.singleOperation(from: ["a", "b", "c", "d", "e"], to: ["a", "x", "c", "y", "e"])
+    /// // {remove: ["b", "d"], insert: ["x", "c", "y"], before: "e"}
+    /// ```
+    ///
+    /// - `nil` when `new` holds a value twice (operations cannot build duplicates): send the array.
+    /// - `CollectionOperation()`, which changes nothing, when the two are equal.
+    /// - The anchor, when there is one, is a value of `old` the operation neither removes nor
+    ///   inserts, so it is still there when the inserted values go in front of it.
+    /// - A value `old` holds twice ends the prefix or suffix, so it is in the middle and is removed
+    ///   or moved to one place (a shared value outside the middle would otherwise be taken out too).
+    ///
+    /// The caller chooses between this and the whole array (whichever is shorter to send); another
+    /// writer's values inserted meanwhile survive the operation, not the array.
+    ///
+    /// Cost: O(n) for the trim plus O(m log m) for the middle's m elements.
+    public static func singleOperation(from old: [Element], to new: [Element]) -> CollectionOperation? {
+        var inNew = Set<Element>(minimumCapacity: new.count)
+        for element in new {
+            guard inNew.insert(element).inserted else { return nil }
+        }
+        var inOld = Set<Element>(minimumCapacity: old.count)
+        var twiceInOld: Set<Element> = []
+        for element in old where !inOld.insert(element).inserted { twiceInOld.insert(element) }
+
+        var start = 0
+        let shorter = min(old.count, new.count)
+        while start < shorter, old[start] == new[start], !twiceInOld.contains(old[start]) { start += 1 }
+        var oldEnd = old.count
+        var newEnd = new.count
+        while oldEnd > start, newEnd > start, old[oldEnd - 1] == new[newEnd - 1],
+            !twiceInOld.contains(new[newEnd - 1])
+        {
+            oldEnd -= 1
+            newEnd -= 1
+        }
+        // `new` has no duplicates, so neither has its middle: the diff answers with at most one.
+        guard
+            let middle = operations(
+                from: Array(old[start..<oldEnd]), to: Array(new[start..<newEnd]), maxOperations: 1)
+        else { return nil }
+        guard var operation = middle.first else { return CollectionOperation() }
+        // The middle's end is the suffix's first value in the whole collection.
+        if operation.before == nil, !operation.insert.isEmpty, newEnd < new.count {
+            operation.before = new[newEnd]
+        }
+        return operation
+    }
+
     /// The values of one longest strictly increasing subsequence of `sequence` (patience sorting).
     private static func longestIncreasingSubsequence(_ sequence: [Int]) -> [Int] {
         guard !sequence.isEmpty else { return [] }
