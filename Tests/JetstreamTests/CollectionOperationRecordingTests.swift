@@ -79,21 +79,23 @@ import Testing
         #expect(fragments.first?.properties.keys == ["integer"])
     }
 
-    @Test func editsAtSeveralPlacesAreOneChangePerOperationsObject() throws {
-        let (root, scope, children) = rootWithChildren(3)
+    @Test func editsAtSeveralPlacesAreOneChangeWithOneOperationsObject() throws {
+        let (root, scope, children) = rootWithChildren(8)
         let log = ChangeLog(scope)
         let (first, second) = (TestModel(), TestModel())
         scope.modify {
             root.array.insert(first, at: 1)
-            root.array.append(second)
+            root.array.insert(second, at: 3)
             root.array.removeFirst()
         }
         let changes = log.take().filter { $0.type == .change }
-        #expect(changes.map { $0.uuid } == [root.uuid, root.uuid])
+        #expect(changes.map { $0.uuid } == [root.uuid])
         #expect(
             changes.map { $0.properties["array"] } == [
-                ["remove": [wire(children[0])], "insert": [wire(first)], "before": wire(children[1])],
-                ["insert": [wire(second)], "before": nil],
+                [
+                    "remove": [wire(children[0])], "insert": [wire(first), wire(children[1]), wire(second)],
+                    "before": wire(children[2]),
+                ]
             ])
     }
 

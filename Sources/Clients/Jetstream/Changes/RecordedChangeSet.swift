@@ -12,11 +12,12 @@ import JetstreamModel
 /// }
 /// ```
 public final class RecordedChangeSet {
-    /// The fragments in first-touch order: `add`s carry every synced property, `change`s the changed
-    /// keys, all with the values they had when the batch ended; a changed collection in a `change`
-    /// is an operations object (`{"insert":[…],"before":…}` / `{"remove":[…]}`) from its value
-    /// before the batch, and an edit at several places adds one `change` per further operations
-    /// object (see ``JetstreamModel/CollectionOperation/operations(from:to:maxOperations:)``).
+    /// The fragments in first-touch order, one per object: `add`s carry every synced property,
+    /// `change`s the changed keys, all with the values they had when the batch ended. A changed
+    /// collection in a `change` is one operations object (`{"remove":[…],"insert":[…],"before":…}`)
+    /// from its value before the batch, however many places the batch edited (see
+    /// ``JetstreamModel/CollectionOperation/singleOperation(from:to:)``), or the whole array when
+    /// that is shorter or the new value holds a value twice.
     public let fragments: [SyncFragment]
     /// Whether the set came from ``Scope/modifyAtomically(_:)`` (all or nothing on the server).
     public let isAtomic: Bool

@@ -29,7 +29,7 @@ extension Scope {
                 let properties = object.slots.filter(\.isSynced).map { ($0.key, $0.modelValue) }
                 fragments.append(Self.fragment(isAdd: true, object: object, properties: properties))
             } else {
-                fragments += Self.changeFragments(of: entry)
+                if let fragment = Self.changeFragment(of: entry) { fragments.append(fragment) }
                 for key in entry.changedKeys {
                     if let original = entry.originalValues[key] {
                         touches.append(RecordedChangeSet.Touch(object: object, key: key, originalValue: original))
@@ -54,38 +54,52 @@ extension Scope {
             type: isAdd ? .add : .change, uuid: object.uuid, clsName: type(of: object).className, properties: json)
     }
 
-    /// The `change` fragment of one object's batch: scalars with their final values, collections as
-    /// the operations that turn the batch's original value into the final one (so concurrent
-    /// writers keep each other's elements). A collection edit that needs several operations
-    /// objects (inserts at several places) adds one more `change` per further object, right after;
-    /// a collection that ends where it started is left out, and a fragment left empty is dropped.
-    /// A collection that ends holding a value twice goes as the whole array (operations cannot
-    /// express duplicates).
-    static func changeFragments(of entry: ChangeRecorder.Pending) -> [SyncFragment] {
+    /// The `change` fragment of one object's batch (nil when nothing is left to send): scalars with
+    /// their final values, each changed collection as one value — the one operations object that
+    /// turns the batch's original value into the final one (so concurrent writers keep each other's
+    /// elements), or the whole array when the edit is at several places and that is shorter to send,
+    /// or when the final value holds a value twice (see ``collectionValue(from:to:)``). A collection
+    /// that ends where it started is left out. One value per property is all the wire format allows in a fragment, and one
+    /// fragment per object per batch keeps the server's work to one pass over the collection.
+    static func changeFragment(of entry: ChangeRecorder.Pending) -> SyncFragment? {
         let object = entry.object
-        let clsName = type(of: object).className
         var properties = JSONObject()
-        var further: [SyncFragment] = []
         for key in entry.changedKeys {
             guard let slot = object.slotsByKey[key] else { continue }
             let current = slot.modelValue
             if let newElements = current.collectionElements,
-                let oldElements = entry.originalValues[key].flatMap(slot.modelValue(of:))?.collectionElements,
-                let operations = CollectionOperation.operations(from: oldElements, to: newElements)
+                let oldElements = entry.originalValues[key].flatMap(slot.modelValue(of:))?.collectionElements
             {
-                guard let first = operations.first else { continue }
-                properties.appendUnchecked(key: key, value: first.jsonValue)
-                for operation in operations.dropFirst() {
-                    further.append(
-                        SyncFragment(
-                            type: .change, uuid: object.uuid, clsName: clsName,
-                            properties: JSONObject([JSONObject.Member(key: key, value: operation.jsonValue)])))
-                }
+                guard newElements != oldElements else { continue }
+                properties.appendUnchecked(key: key, value: collectionValue(from: oldElements, to: current))
                 continue
             }
             properties.appendUnchecked(key: key, value: current.jsonValue)
         }
-        guard !properties.isEmpty else { return [] }
-        return [SyncFragment(type: .change, uuid: object.uuid, clsName: clsName, properties: properties)] + further
+        guard !properties.isEmpty else { return nil }
+        return SyncFragment(
+            type: .change, uuid: object.uuid, clsName: type(of: object).className, properties: properties)
+    }
+
+    /// What a `change` carries for a collection that went from `old` to `new`:
+    /// - an edit at one place (an insert, a removal, a move) is the diff's one operations object,
+    ///   always: it keeps values another writer inserted meanwhile;
+    /// - an edit at several places is its one operations object
+    ///   (``JetstreamModel/CollectionOperation/singleOperation(from:to:)``: the middle between the
+    ///   shared prefix and suffix), or the whole array when that is shorter JSON (a small
+    ///   collection rewritten: the operation would list about every value anyway);
+    /// - a new value that holds a value twice is the whole array (operations cannot build it).
+    static func collectionValue(from old: [JetstreamModel.Value], to new: JetstreamModel.Value) -> JSONValue {
+        let whole = new.jsonValue
+        guard let newElements = new.collectionElements,
+            let operation = CollectionOperation.singleOperation(from: old, to: newElements)
+        else { return whole }
+        let operationJSON = operation.jsonValue
+        if operationJSON.encoded().count <= whole.encoded().count { return operationJSON }
+        // Only a small collection gets here, so the second diff costs little.
+        if let operations = CollectionOperation.operations(from: old, to: newElements), operations.count == 1 {
+            return operations[0].jsonValue
+        }
+        return whole
     }
 }
