@@ -41,17 +41,6 @@ export class ScopeState {
 
   get(uuid) { return this.objects.get(uuid); }
 
-  /** Applies a change set the server accepted (normalised fragments and `removed`), in place. */
-  applyAccepted({ version, fragments, removed = [] }) {
-    for (const fragment of fragments) {
-      const existing = this.objects.get(fragment.uuid);
-      const properties = fragment.type === "add" || !existing ? { ...fragment.properties } : { ...existing.properties, ...fragment.properties };
-      this.objects.set(fragment.uuid, { uuid: fragment.uuid, clsName: fragment.clsName, properties });
-    }
-    for (const uuid of removed) this.objects.delete(uuid);
-    if (version !== undefined) this.version = version;
-  }
-
   /** The UUIDs of every object reachable from the root. */
   reachable(schema) {
     const seen = new Set();

@@ -111,7 +111,14 @@ export class SyncCore {
       const before = this.view.subset(touched);
       const outcome = this.applyToConfirmed(event);
       if (!outcome.ok) return { inconsistent: true, replies: outcome.replies };
-      this.view.applyAccepted(event);
+      // The pending sets touched none of these objects, so the view's records of them are the
+      // confirmed ones: share them (records are never changed in place). Copying the result, not
+      // re-applying the fragments, also covers an operations object on a collection.
+      for (const uuid of touched) {
+        const record = this.confirmed.objects.get(uuid);
+        if (record === undefined) this.view.objects.delete(uuid); else this.view.objects.set(uuid, record);
+      }
+      this.view.version = this.confirmed.version;
       return this.describe(before, touched, info);
     }
     const withoutPending = this.view === this.confirmed;

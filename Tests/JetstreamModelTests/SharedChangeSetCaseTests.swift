@@ -90,6 +90,15 @@ struct SharedChangeSetCaseTests {
             #expect(Set(applied.removed.map(\.wireString)) == Set(removed))
             let fragments = try #require(testCase.expect["fragments"]?.array)
             #expect(applied.fragments.map { Comparable($0.jsonValue) } == fragments.map(Comparable.init))
+            // A client reads what is broadcast: applied to the state before, it gives the state after.
+            let received = state.applying(ChangeSet(json: fragments), schema: schema, limits: Limits())
+            guard case .accepted(let replayed) = received else {
+                Issue.record("the broadcast fragments do not apply: \(received.replies)")
+                return
+            }
+            #expect(
+                Self.objects(replayed.state.exportFragments().map(\.jsonValue))
+                    == Self.objects(expectedState["fragments"]))
         }
     }
 

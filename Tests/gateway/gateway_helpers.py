@@ -211,3 +211,21 @@ def built_executable(jetstream_bin, product: str):
     if not os.access(binary, os.X_OK):
         pytest.fail(f"{binary} is missing: build it with `swift build --product {product}`")
     return binary
+
+
+def apply_collection(old: list, value) -> list:
+    """A collection property as a `change` fragment of an answer, event or history page carries
+    it — the whole array, or one operations object against the value before the change set
+    (docs/model.md, "Collection operations") — applied to `old`, as a client does."""
+    if isinstance(value, list):
+        return list(value)
+    assert isinstance(value, dict) and set(value) <= {"remove", "insert", "before"}, value
+    assert "remove" in value or "insert" in value, value
+    insert = value.get("insert", [])
+    before = value.get("before")
+    # The server resolves operations against the value before: its anchor is there and stays.
+    assert before is None or (before in old and before not in value.get("remove", [])), (before, value)
+    # Removed values leave (every occurrence); an inserted value already present moves.
+    kept = [v for v in old if v not in value.get("remove", []) and v not in insert]
+    position = kept.index(before) if before is not None else len(kept)
+    return kept[:position] + list(insert) + kept[position:]

@@ -1,7 +1,8 @@
 """Collection operations in `change` fragments (docs/model.md, "Collection operations"):
 `{"insert":[…],"before":…,"remove":[…]}` instead of the whole array, safe under concurrent
-writers without If-Match; the stored, answered and broadcast fragment carries the resulting whole
-array. Demo schema (Canvas.shapes: [Shape]) and schemas/all-types.yaml (Board.items: [Item],
+writers without If-Match. The stored, answered and broadcast fragment carries a changed collection
+as one operations object resolved against the version before (or the whole array where that is
+shorter); states keep whole arrays. Demo schema (Canvas.shapes: [Shape]) and schemas/all-types.yaml (Board.items: [Item],
 Item.children: [Item], Item.tags: {[String], maxCount: 3}, Item.numbers: [Int16])."""
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import time
 
 import pytest
 
-from gateway_helpers import (Api, add, assert_rejected, canvas_with_shapes, change, new_uuid,
-                             objects_of, run_threads, scope_name, shapes_of)
+from gateway_helpers import (Api, add, apply_collection, assert_rejected, canvas_with_shapes,
+                             change, new_uuid, objects_of, run_threads, scope_name, shapes_of)
 from sse_stream import SSEStream
 
 WRITERS = 8
@@ -79,17 +80,23 @@ def test_concurrent_inserts_without_if_match_all_land_exactly_once(api, server):
     assert versions == list(range(start + 1, start + total + 1)), "versions are not contiguous"
 
     shape_at: dict[int, str] = {}
+    answer_at: dict[int, dict] = {}
     for shape, answer in every:
         version = answer["version"]
         shape_at[version] = shape
+        answer_at[version] = answer
         assert answer["fragmentReplies"] == [{}, {}]
-        # The answered change carries the whole array at that version, not the operation.
-        shapes = fragment_for(answer, root)["properties"]["shapes"]
-        assert isinstance(shapes, list), answer
-        assert len(shapes) == version - start and shapes[-1] == shape, (version, shapes[-3:])
         # The broadcast change set is the answered one.
         assert events[version] == {"version": version, "fragments": answer["fragments"],
                                    "removed": []}
+    # Applied in version order, each answer's collection value gives the array at its version:
+    # an append as an operation against the version before (the whole array only while shorter).
+    shapes: list[str] = []
+    for version in range(start + 1, start + total + 1):
+        value = fragment_for(answer_at[version], root)["properties"]["shapes"]
+        assert isinstance(value, dict) or len(value) <= 2, (version, value)
+        shapes = apply_collection(shapes, value)
+        assert len(shapes) == version - start and shapes[-1] == shape_at[version], (version, shapes[-3:])
 
     final = api.state(name)
     assert final["version"] == start + total
@@ -141,7 +148,8 @@ def test_concurrent_move_and_remove_of_one_shape_never_duplicates_it(api, server
         moved = results["move"]
         if moved.status_code == 200:
             # The move came first: the remove then took c out wherever it was.
-            assert fragment_for(moved.json(), root)["properties"]["shapes"] == [c, a, b, d]
+            value = fragment_for(moved.json(), root)["properties"]["shapes"]
+            assert apply_collection([a, b, c, d], value) == [c, a, b, d]
         else:
             # The remove came first: c left the scope, so inserting it names a missing object.
             [reply] = assert_rejected(moved, ["missing-reference"])
@@ -230,10 +238,12 @@ def test_remove_takes_every_occurrence_and_ignores_absent_values(api):
     answer = api.apply(name, [change(root, "Canvas", shapes=ops(remove=[new_uuid()]))])
     assert answer["version"] == before["version"] + 1
     assert answer["removed"] == []
+    # Duplicates: operations cannot build them, so the collection comes whole.
     assert fragment_for(answer, root)["properties"]["shapes"] == [a, b, a, c]
     answer = api.apply(name, [change(root, "Canvas", shapes=ops(remove=[a, new_uuid()]))])
     assert answer["removed"] == [a]
-    assert fragment_for(answer, root)["properties"]["shapes"] == [b, c]
+    value = fragment_for(answer, root)["properties"]["shapes"]
+    assert apply_collection([a, b, a, c], value) == [b, c]
     assert set(objects_of(api.state(name))) == {root, b, c}
 
 
@@ -270,7 +280,10 @@ def test_a_later_fragment_sees_the_result_of_an_earlier_one(api):
                               change(root, "Canvas", shapes=ops(insert=[x])),
                               change(root, "Canvas", shapes=ops(insert=[y], before=x))])
     assert shapes_of(api.state(name)) == [a, y, x]
-    assert answer["fragments"][-1]["properties"]["shapes"] == [a, y, x]
+    # One value for the collection in the whole set, at its last fragment, against the version
+    # before: the earlier fragment that wrote it leaves it out.
+    assert answer["fragments"][2]["properties"] == {}
+    assert apply_collection([a], answer["fragments"][-1]["properties"]["shapes"]) == [a, y, x]
 
 
 def test_a_whole_array_is_still_accepted(api):
@@ -281,8 +294,8 @@ def test_a_whole_array_is_still_accepted(api):
 
 # -- what is answered, stored and broadcast -------------------------------------------------
 
-def test_answer_event_and_history_carry_the_resulting_whole_array(api, server):
-    name, root, (a, b) = canvas_with_shapes(api, 2)
+def test_answer_event_and_history_carry_the_operation_against_the_version_before(api, server):
+    name, root, (a, b, c) = canvas_with_shapes(api, 3)
     x = new_uuid()
     with SSEStream(server.url, f"/v1/scopes/{name}/events") as stream:
         snapshot = stream.expect_event()
@@ -291,14 +304,15 @@ def test_answer_event_and_history_carry_the_resulting_whole_array(api, server):
                                   change(root, "Canvas", shapes=ops(insert=[x], before=b))])
         event = stream.expect_event()
     assert answer["fragments"][1] == {"type": "change", "uuid": root, "clsName": "Canvas",
-                                      "properties": {"shapes": [a, x, b]}}
+                                      "properties": {"shapes": {"insert": [x], "before": b}}}
+    assert shapes_of(api.state(name)) == [a, x, b, c]
     assert (event.type, event.id) == ("changeset", str(answer["version"]))
     assert event.json() == {"version": answer["version"], "fragments": answer["fragments"],
                             "removed": []}
     [logged] = api.history(name, answer["version"] - 1).json()["changesets"]
     assert logged == {"version": answer["version"], "fragments": answer["fragments"],
                       "removed": []}
-    # The operation is not visible anywhere: a subscriber resuming gets the array too.
+    # A subscriber resuming gets the same operation; a new one gets whole arrays in its snapshot.
     with SSEStream(server.url, f"/v1/scopes/{name}/events",
                    {"Last-Event-ID": str(answer["version"] - 1)}) as resumed:
         again = resumed.expect_event()
@@ -380,7 +394,8 @@ def test_primitive_collections_take_operations(types_api, item):
     types_api.apply(name, [change(uuid, "Item", tags=["a", "b"])])
     answer = types_api.apply(name, [change(uuid, "Item", tags=ops(insert=["c"], before="a"))])
     assert answer["fragments"] == [{"type": "change", "uuid": uuid, "clsName": "Item",
-                                    "properties": {"tags": ["c", "a", "b"]}}]
+                                    "properties": {"tags": {"insert": ["c"], "before": "a"}}}]
+    assert item_tags(types_api, name, uuid) == ["c", "a", "b"]
     types_api.apply(name, [change(uuid, "Item", tags=ops(remove=["b", "zzz"]))])
     assert item_tags(types_api, name, uuid) == ["c", "a"]
     types_api.apply(name, [change(uuid, "Item", tags=ops(insert=["c"], before=None))])

@@ -188,7 +188,9 @@ def test_collection_members_take_operations_objects(api):
     fresh = new_uuid()
     body = patched(api, name, root, {"shapes": {"insert": [{"uuid": fresh, "x": 3, "y": 3}],
                                                 "before": b}})
-    assert by_uuid(body["fragments"])[root]["properties"] == {"shapes": [a, fresh, b]}
+    # Answered as the operation against the version before (docs/gateway.md).
+    assert by_uuid(body["fragments"])[root]["properties"] == {"shapes": {"insert": [fresh], "before": b}}
+    assert shapes_of(api.state(name)) == [a, fresh, b]
     body = patched(api, name, root, {"shapes": {"remove": [a]}})
     assert body["removed"] == [a]
     assert shapes_of(api.state(name)) == [fresh, b]

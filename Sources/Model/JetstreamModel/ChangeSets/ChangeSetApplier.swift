@@ -11,6 +11,8 @@ struct ChangeSetApplier {
     private let schema: Schema
     private let limits: Limits
     private let rootClass: ModelClass
+    /// The state the set applies to (version v − 1): collections are written against it.
+    private let base: ScopeState
     private var staged: ScopeState
     private var errors: [FragmentError?] = []
     /// Objects added by this set, with the index of their `add`.
@@ -25,6 +27,7 @@ struct ChangeSetApplier {
         self.schema = schema
         self.limits = limits
         self.rootClass = state.rootClass
+        self.base = state
         self.staged = state
     }
 
@@ -82,7 +85,8 @@ struct ChangeSetApplier {
         }
         staged.version += 1
         let removed = unreachable.sorted { $0.wireString < $1.wireString }
-        return .accepted(AppliedChangeSet(state: staged, fragments: normalised.map { $0! }, removed: removed))
+        let fragments = Self.collectionsAsOperations(normalised.map { $0! }, before: base)
+        return .accepted(AppliedChangeSet(state: staged, fragments: fragments, removed: removed))
     }
 
     private mutating func record(_ error: FragmentError, at index: Int) {
