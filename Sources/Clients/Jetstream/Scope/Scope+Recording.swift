@@ -81,25 +81,16 @@ extension Scope {
             type: .change, uuid: object.uuid, clsName: type(of: object).className, properties: properties)
     }
 
-    /// What a `change` carries for a collection that went from `old` to `new`:
-    /// - an edit at one place (an insert, a removal, a move) is the diff's one operations object,
-    ///   always: it keeps values another writer inserted meanwhile;
-    /// - an edit at several places is its one operations object
-    ///   (``JetstreamModel/CollectionOperation/singleOperation(from:to:)``: the middle between the
-    ///   shared prefix and suffix), or the whole array when that is shorter JSON (a small
-    ///   collection rewritten: the operation would list about every value anyway);
-    /// - a new value that holds a value twice is the whole array (operations cannot build it).
+    /// What a `change` carries for a collection that went from `old` to `new`: its one operations
+    /// object (``JetstreamModel/CollectionOperation/singleOperation(from:to:)``: the diff's object
+    /// for an edit at one place, the middle between the shared prefix and suffix for several),
+    /// always — a whole array would erase values another writer inserted meanwhile
+    /// (docs/sync-protocol.md, L3). Only a new value that holds a value twice goes whole
+    /// (operations cannot build it).
     static func collectionValue(from old: [JetstreamModel.Value], to new: JetstreamModel.Value) -> JSONValue {
-        let whole = new.jsonValue
         guard let newElements = new.collectionElements,
             let operation = CollectionOperation.singleOperation(from: old, to: newElements)
-        else { return whole }
-        let operationJSON = operation.jsonValue
-        if operationJSON.encoded().count <= whole.encoded().count { return operationJSON }
-        // Only a small collection gets here, so the second diff costs little.
-        if let operations = CollectionOperation.operations(from: old, to: newElements), operations.count == 1 {
-            return operations[0].jsonValue
-        }
-        return whole
+        else { return new.jsonValue }
+        return operation.jsonValue
     }
 }
