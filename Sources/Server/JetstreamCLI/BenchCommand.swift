@@ -29,7 +29,9 @@ struct BenchFanoutCommand: ParsableCommand {
         discussion: """
             Creates the scopes PREFIX0…PREFIX(K-1) if missing (root class --root-class), subscribes \
             with Last-Event-ID set to each scope's version, then posts change sets that set the \
-            root's --property. Every subscriber must see every accepted version once, in order.
+            root's --property (or, with --insert-into, add an object and insert it at the end of \
+            that collection of the root). Every subscriber must see every accepted version once, \
+            in order.
             """)
 
     @OptionGroup var common: BenchCommonOptions
@@ -44,6 +46,13 @@ struct BenchFanoutCommand: ParsableCommand {
     @Option(help: "String property of the root that each change set sets.") var property = "name"
     @Option(help: "POST the change sets to this node instead (another gateway on the same database).")
     var writeUrl: String?
+    @Option(
+        help: """
+            Each change set adds an object and inserts it at the end of this collection of the root \
+            (an operations object), instead of setting --property.
+            """)
+    var insertInto: String?
+    @Option(help: "The class of the objects --insert-into adds.") var insertClass = "Shape"
 
     func validate() throws {
         guard subscribers >= 1, scopes >= 1, changeSets >= 1, writers >= 1, rate >= 0 else {
@@ -56,9 +65,11 @@ struct BenchFanoutCommand: ParsableCommand {
             subscribers: subscribers, scopes: scopes, changeSets: changeSets, rate: rate, writers: writers,
             scopePrefix: scopePrefix, rootClass: rootClass, property: property)
         let writeTarget = try writeUrl.map { try BenchTarget(url: $0) }
+        let insertInto = insertInto.map { (collection: $0, elementClass: insertClass) }
         let result = try common.execute { settings in
             var configuration = configuration
             configuration.writeTarget = writeTarget
+            configuration.insertInto = insertInto
             return try FanoutBenchmark(configuration, settings: settings).run()
         }
         try common.finish(json: result.json, table: result.table, clean: result.isClean)

@@ -69,7 +69,7 @@ public struct FanoutBenchmark: Sendable {
         // 2. The writers.
         let writerGroup = WriterGroup(
             writers: max(1, c.writers), scopes: scopes, total: c.changeSets, rate: c.rate,
-            authority: writeTarget.authority, property: c.property, counters: counters)
+            authority: writeTarget.authority, property: c.property, insertInto: c.insertInto, counters: counters)
         let writerLoop = try ClientLoop(index: loopCount, target: writeTarget, sources: SourceAddresses(count: 1))
         writerLoop.tickMilliseconds = 1
         var writersReady = false
@@ -137,6 +137,9 @@ public struct FanoutConfiguration: Sendable {
     public var rootClass: String
     /// The root's string property each change set sets.
     public var property: String
+    /// Instead of setting `property`, each change set adds an object of this class and inserts it
+    /// at the end of the root's collection of this name: `(collection, elementClass)`.
+    public var insertInto: (collection: String, elementClass: String)?
     /// Where the writers POST when it is not where the subscribers listen: another node sharing
     /// the same database, to measure delivery across nodes.
     public var writeTarget: BenchTarget?

@@ -56,6 +56,15 @@ public struct ScopeFixture: Sendable {
                 .utf8)
     }
 
+    /// A change set adding an `elementClass` object `uuid` (its defaults) and inserting it at the end
+    /// of the root's collection `collection`: what an insert into a large collection sends.
+    public func insertBody(collection: String, elementClass: String, uuid: String) -> [UInt8] {
+        Array(
+            (#"{"fragments":[{"type":"add","uuid":"\#(uuid)","clsName":"\#(elementClass)","properties":{}},"#
+                + #"{"type":"change","uuid":"\#(rootUUID)","clsName":"\#(rootClass)","#
+                + #""properties":{"\#(collection)":{"insert":["\#(uuid)"],"before":null}}}]}"#).utf8)
+    }
+
     /// A complete keep-alive `POST …/changesets` request carrying `body`.
     public func postRequest(_ body: [UInt8], authority: String) -> [UInt8] {
         var request = Array(

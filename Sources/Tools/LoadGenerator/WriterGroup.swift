@@ -22,7 +22,10 @@ final class WriterGroup: ClientConnectionDelegate {
     let rate: Double
     let authority: String
     let property: String
+    let insertInto: (collection: String, elementClass: String)?
     let counters: BenchCounters
+    /// Makes the UUIDs of inserted objects unique across runs against one server.
+    private let runTag = UInt32.random(in: 0...UInt32.max)
     private var writers: [Writer]
     private var idle: [Int] = []
     private var nextSequence = 0
@@ -33,8 +36,9 @@ final class WriterGroup: ClientConnectionDelegate {
 
     init(
         writers: Int, scopes: [ScopeFixture], total: Int, rate: Double, authority: String, property: String,
-        counters: BenchCounters
+        insertInto: (collection: String, elementClass: String)? = nil, counters: BenchCounters
     ) {
+        self.insertInto = insertInto
         self.writers = Array(repeating: Writer(), count: writers)
         self.scopes = scopes
         self.total = total
@@ -67,7 +71,13 @@ final class WriterGroup: ClientConnectionDelegate {
     private func send(sequence: Int, on writer: Int, now: UInt64) {
         guard let connection = writers[writer].connection else { return }
         let scope = scopes[writer % scopes.count]
-        let body = scope.renameRootBody(property: property, value: "bench \(sequence) w\(writer)")
+        let body: [UInt8]
+        if let insertInto {
+            let uuid = "\(hex(runTag, 8))-0000-4000-8000-\(hex(UInt64(sequence), 12))"
+            body = scope.insertBody(collection: insertInto.collection, elementClass: insertInto.elementClass, uuid: uuid)
+        } else {
+            body = scope.renameRootBody(property: property, value: "bench \(sequence) w\(writer)")
+        }
         writers[writer].inFlight = (sequence, MonotonicClock.now())
         writers[writer].head = nil
         writers[writer].body.removeAll(keepingCapacity: true)
@@ -114,4 +124,10 @@ final class WriterGroup: ClientConnectionDelegate {
             counters.markWritersFinished()
         }
     }
+}
+
+/// `value` as `digits` lowercase hexadecimal digits, zero-padded.
+private func hex<Value: BinaryInteger>(_ value: Value, _ digits: Int) -> String {
+    let text = String(value, radix: 16)
+    return String(repeating: "0", count: max(0, digits - text.count)) + text
 }
