@@ -74,7 +74,8 @@ final class WriterGroup: ClientConnectionDelegate {
         let body: [UInt8]
         if let insertInto {
             let uuid = "\(hex(runTag, 8))-0000-4000-8000-\(hex(UInt64(sequence), 12))"
-            body = scope.insertBody(collection: insertInto.collection, elementClass: insertInto.elementClass, uuid: uuid)
+            body = scope.insertBody(
+                collection: insertInto.collection, elementClass: insertInto.elementClass, uuid: uuid)
         } else {
             body = scope.renameRootBody(property: property, value: "bench \(sequence) w\(writer)")
         }
