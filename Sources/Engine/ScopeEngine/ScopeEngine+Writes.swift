@@ -35,6 +35,10 @@ extension ScopeEngine {
     /// writers of one scope share the store's group commit. With an `idempotency` key, see
     /// ``submitOnce(_:to:ifMatch:idempotency:completion:)``.
     ///
+    /// On a shared store a refusal is judged at the store's latest version: a set rejected on this
+    /// node's copy, or an `If-Match` it does not meet, is judged again once the scope has caught
+    /// up from the log (``mayBeBehind(_:)``), and only then answered.
+    ///
     /// ```swift
     /// engine.submit(ChangeSet(json: fragments), to: handle, ifMatch: .versions([4])) { outcome in … }
     /// ```
@@ -88,19 +92,14 @@ extension ScopeEngine {
     }
 }
 
-/// A submission whose append lost a version race, kept to be validated and appended again.
-struct LostRace: Sendable {
-    let submission: ScopeEngine.Submission
-    let ifMatch: VersionCondition?
-    let idempotency: IdempotencyKey?
-    let attempt: Int
-    let completion: @Sendable (SubmitOutcome) -> Void
-}
-
 extension ScopeEngine {
+    /// Validates and stages `submission`. A rejection that may be due to this node's copy being
+    /// behind a shared store (``mayBeBehind(_:)``) is not answered here unless
+    /// `judgedAtStoreHead`: the submission is queued to be judged again after a catch-up
+    /// (ScopeEngine+Revalidation.swift).
     func stage(
         _ submission: Submission, to handle: ScopeHandle, ifMatch: VersionCondition?, idempotency: IdempotencyKey?,
-        attempt: Int = 0, completion: @escaping @Sendable (SubmitOutcome) -> Void
+        attempt: Int = 0, judgedAtStoreHead: Bool = false, completion: @escaping @Sendable (SubmitOutcome) -> Void
     ) {
         var unchangedAt: Int?
         let rejection: ScopeError? = handle.runtime.withLock { runtime in
@@ -152,17 +151,12 @@ extension ScopeEngine {
                         // Another node's version took the slot (or the one this was built on):
                         // the scope catches up once from the shared log, then the submissions
                         // that lost are validated again on the newer state, in their order.
-                        let race = LostRace(
-                            submission: submission, ifMatch: ifMatch, idempotency: idempotency, attempt: attempt + 1,
-                            completion: completion)
-                        let schedule = handle.runtime.withLock { runtime -> Bool in
-                            runtime.didFail(token: lineage.token)
-                            runtime.lostRaces.append(race)
-                            defer { runtime.retryScheduled = true }
-                            return !runtime.retryScheduled
-                        }
                         configuration.observer?.didRetryAfterConflict()
-                        if schedule { Task { await retryLostRaces(of: handle, attempt: attempt) } }
+                        queue(
+                            Revalidation(
+                                submission: submission, ifMatch: ifMatch, idempotency: idempotency,
+                                attempt: attempt + 1, completion: completion), on: handle
+                        ) { $0.didFail(token: lineage.token) }
                         return
                     }
                     didCommit(
@@ -181,32 +175,18 @@ extension ScopeEngine {
             return
         }
         guard let rejection else { return }
+        if !judgedAtStoreHead, mayBeBehind(rejection) {
+            // Judged on a copy that may be behind the store: answered (and stored under its
+            // idempotency key) only once judged again after a catch-up.
+            return queue(
+                Revalidation(
+                    submission: submission, ifMatch: ifMatch, idempotency: idempotency, attempt: attempt,
+                    completion: completion), on: handle)
+        }
         if let idempotency, rejection.isFinalForIdempotency {
             recordRejection(rejection, idempotency: idempotency, of: handle, completion: completion)
         } else {
             completion(.rejected(rejection))
-        }
-    }
-
-    /// Catches the scope up after lost version races, then stages the submissions that lost again,
-    /// in their order, each counting the attempt.
-    private func retryLostRaces(of handle: ScopeHandle, attempt: Int) async {
-        // Full jitter, growing with the attempt: nodes racing on one scope spread out instead of
-        // colliding again.
-        let ceiling = min(1 << attempt, 32)
-        try? await Task.sleep(for: .microseconds(Int.random(in: 0...(ceiling * 1000))))
-        let current = await catchUp(handle.name) ?? handle
-        let races = handle.runtime.withLock { runtime in
-            defer {
-                runtime.lostRaces = []
-                runtime.retryScheduled = false
-            }
-            return runtime.lostRaces
-        }
-        for race in races {
-            stage(
-                race.submission, to: current, ifMatch: race.ifMatch, idempotency: race.idempotency,
-                attempt: race.attempt, completion: race.completion)
         }
     }
 

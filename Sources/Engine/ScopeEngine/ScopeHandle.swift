@@ -27,10 +27,11 @@ public final class ScopeHandle: Sendable {
         var deleted = false
         /// Idempotency keys whose first request is being decided or made durable.
         var idempotencyInFlight: Set<String> = []
-        /// Submissions that lost a version race to another node (a shared store), in submission
-        /// order, waiting for one catch-up and a new attempt; whether that retry is scheduled.
-        var lostRaces: [LostRace] = []
-        var retryScheduled = false
+        /// Submissions waiting, in their order, for one catch-up from a shared store and to be
+        /// judged again: they lost a version race to another node, or were refused on this copy
+        /// (ScopeEngine+Revalidation.swift); whether that round is scheduled.
+        var revalidations: [Revalidation] = []
+        var revalidationScheduled = false
         /// Versions handed to the store and not yet durable, in staging order.
         var staged: [StagedVersion] = []
         /// The lineage token of `tip` and of `committed` (0: none known, the store checks nothing).
