@@ -22,6 +22,9 @@ struct ChangeSetApplier {
     /// unreachable, together with what was added.
     private var lostReference: [UUID] = []
     private var normalised: [SyncFragment?] = []
+    /// Collections of objects that existed before the set, as its fragments wrote them: their wire
+    /// form is decided once the set is accepted (``collectionsAsOperations(_:writes:before:)``).
+    private var collectionWrites: [CollectionWrite] = []
 
     init(state: ScopeState, schema: Schema, limits: Limits) {
         self.schema = schema
@@ -35,6 +38,7 @@ struct ChangeSetApplier {
         let entries = changeSet.entries
         errors = Array(repeating: nil, count: entries.count)
         normalised = Array(repeating: nil, count: entries.count)
+        collectionWrites = []
         if entries.count > limits.maxFragmentsPerSet {
             for index in limits.maxFragmentsPerSet..<entries.count {
                 errors[index] = FragmentError(
@@ -85,7 +89,7 @@ struct ChangeSetApplier {
         }
         staged.version += 1
         let removed = unreachable.sorted { $0.wireString < $1.wireString }
-        let fragments = Self.collectionsAsOperations(normalised.map { $0! }, before: base)
+        let fragments = Self.collectionsAsOperations(normalised.map { $0! }, writes: collectionWrites, before: base)
         return .accepted(AppliedChangeSet(state: staged, fragments: fragments, removed: removed))
     }
 
@@ -162,7 +166,17 @@ struct ChangeSetApplier {
                 }
             }
             if fragment.type == .change {
-                properties.appendUnchecked(key: modelClass.properties[update.index].name, value: update.value.jsonValue)
+                let property = modelClass.properties[update.index]
+                if property.type.isCollection, base.object(fragment.uuid) != nil {
+                    // A placeholder: the accepted set writes it once, as operations or whole.
+                    properties.appendUnchecked(key: property.name, value: .null)
+                    collectionWrites.append(
+                        CollectionWrite(
+                            fragment: index, uuid: fragment.uuid, property: update.index, name: property.name,
+                            value: update.value))
+                } else {
+                    properties.appendUnchecked(key: property.name, value: update.value.jsonValue)
+                }
             }
         }
         if fragment.type == .add { properties = staged.objects[fragment.uuid]!.propertiesJSON }
