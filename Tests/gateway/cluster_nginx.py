@@ -20,8 +20,9 @@ CLUSTER_SITE = ROOT / "deploy" / "nginx" / "jetstream-cluster.conf"
 UPSTREAM_LINE = re.compile(r"^[ \t]*server jetstream-\d+:8080;[ \t]*\n", re.MULTILINE)
 
 
-def cluster_site(upstream_ports: list[int], listen_port: int) -> str:
-    text = CLUSTER_SITE.read_text()
+def cluster_site(upstream_ports: list[int], listen_port: int, text: str | None = None) -> str:
+    """The site config (`text`, else the shipped file) with its upstreams and port substituted."""
+    text = CLUSTER_SITE.read_text() if text is None else text
     lines = UPSTREAM_LINE.findall(text)
     assert len(lines) >= 2, "deploy/nginx/jetstream-cluster.conf changed shape (server lines)"
     servers = "".join(f"    server 127.0.0.1:{port};\n" for port in upstream_ports)
@@ -35,9 +36,10 @@ def cluster_site(upstream_ports: list[int], listen_port: int) -> str:
 
 
 class ClusterNginx(Nginx):
-    def __init__(self, prefix: pathlib.Path, upstream_ports: list[int], workers: str = "1"):
+    def __init__(self, prefix: pathlib.Path, upstream_ports: list[int], workers: str = "1",
+                 site_text: str | None = None):
         super().__init__(prefix, upstream_port=upstream_ports[0])   # main config, port, command
-        (prefix / "jetstream.conf").write_text(cluster_site(upstream_ports, self.port))
+        (prefix / "jetstream.conf").write_text(cluster_site(upstream_ports, self.port, site_text))
         main = prefix / "nginx.conf"
         main.write_text(main.read_text().replace("worker_processes 1;",
                                                  f"worker_processes {workers};"))

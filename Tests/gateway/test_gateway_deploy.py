@@ -371,7 +371,7 @@ def test_kubernetes_postgres_overlay_renders_without_a_volume_claim_and_keeps_pr
 
     kinds = kustomize(DEPLOY / "kubernetes-postgres")
     assert set(kinds) == {"ConfigMap", "Deployment", "PodDisruptionBudget", "Service"}
-    [deployment] = kinds["Deployment"]
+    [deployment] = [d for d in kinds["Deployment"] if d["metadata"]["name"] == "jetstream"]
     assert deployment["spec"]["replicas"] == 2
     pod = deployment["spec"]["template"]["spec"]
     [container] = pod["containers"]
@@ -391,6 +391,76 @@ def test_kubernetes_postgres_overlay_renders_without_a_volume_claim_and_keeps_pr
     assert pod["terminationGracePeriodSeconds"] == single_pod["terminationGracePeriodSeconds"]
     [budget] = kinds["PodDisruptionBudget"]
     assert budget["spec"]["selector"] == deployment["spec"]["selector"]
+
+
+K8S_SITE = DEPLOY / "kubernetes-postgres" / "nginx-jetstream.conf"
+
+
+def upstream_block(site: str) -> tuple[str, str, str]:
+    """(before, the `upstream jetstream { … }` block, after) of a site config."""
+    start = site.index("upstream jetstream {")
+    end = site.index("}\n", start) + 2
+    return site[:start], site[start:end], site[end:]
+
+
+def test_kubernetes_postgres_puts_nginx_routing_by_scope_in_front_of_the_pods():
+    """The Service clients use selects nginx pods, whose site is the cluster config (routing by
+    scope, SSE tuning, fail-over) with an upstream of every ready gateway pod, re-resolved
+    through a headless Service."""
+    kinds = kustomize(DEPLOY / "kubernetes-postgres")
+    deployments = {d["metadata"]["name"]: d for d in kinds["Deployment"]}
+    assert set(deployments) == {"jetstream", "jetstream-nginx"}
+    services = {s["metadata"]["name"]: s for s in kinds["Service"]}
+    assert set(services) == {"jetstream", "jetstream-nodes"}
+    gateway_labels = deployments["jetstream"]["spec"]["template"]["metadata"]["labels"]
+    nginx_pod = deployments["jetstream-nginx"]["spec"]["template"]
+    # Clients reach nginx; nginx reaches every ready gateway pod, one DNS record each.
+    assert services["jetstream"]["spec"]["selector"].items() <= nginx_pod["metadata"]["labels"].items()
+    assert not services["jetstream"]["spec"]["selector"].items() <= gateway_labels.items()
+    nodes = services["jetstream-nodes"]["spec"]
+    assert nodes["clusterIP"] == "None" and not nodes.get("publishNotReadyAddresses", False)
+    assert nodes["selector"].items() <= gateway_labels.items()
+    assert [p["port"] for p in nodes["ports"]] == [8080]
+    # nginx mounts the generated ConfigMap holding nginx-jetstream.conf as its default site.
+    [container] = nginx_pod["spec"]["containers"]
+    [mount] = container["volumeMounts"]
+    assert mount["mountPath"] == "/etc/nginx/conf.d"
+    [volume] = [v for v in nginx_pod["spec"]["volumes"] if v["name"] == mount["name"]]
+    [config] = [c for c in kinds["ConfigMap"] if c["metadata"]["name"] == volume["configMap"]["name"]]
+    assert volume["configMap"]["items"] == [{"key": "jetstream.conf", "path": "default.conf"}]
+    site = config["data"]["jetstream.conf"]
+    assert site == K8S_SITE.read_text()
+    # `server … resolve` needs nginx 1.27.3 or later.
+    version = tuple(int(part) for part in container["image"].split(":")[1].split("-")[0].split("."))
+    assert version >= (1, 27, 3), container["image"]
+
+    # Everything but the upstream block is the cluster config, byte for byte.
+    cluster_before, _, cluster_after = upstream_block(CLUSTER_SITE.read_text())
+    before, upstream, after = upstream_block(site)
+    assert before.endswith(cluster_before[cluster_before.index("# The scope a request is about"):])
+    assert after.endswith(cluster_after) and "resolver kube-dns.kube-system" in after
+    assert re.search(r"^\s*hash \$scope consistent;", upstream, re.MULTILINE)
+    assert upstream.index("hash $scope") < upstream.index("keepalive 32;")
+    assert re.search(r"^\s*zone jetstream \d+k;", upstream, re.MULTILINE)
+    assert re.search(r"^\s*server jetstream-nodes\.default\.svc\.cluster\.local:8080 resolve;",
+                     upstream, re.MULTILINE)
+
+
+def test_the_kubernetes_site_passes_nginx_t_with_static_upstreams(tmp_path):
+    """The nginx here (Debian's 1.22) has no `server … resolve`: with that line and the resolver
+    replaced by two static servers, the rest of the Kubernetes site passes `nginx -t`."""
+    site = K8S_SITE.read_text()
+    site, servers = re.subn(r"server jetstream-nodes\S+ resolve;",
+                            "server 127.0.0.1:8081;\n    server 127.0.0.1:8082;", site)
+    site, resolvers = re.subn(r"\nresolver(_timeout)? [^\n]*;", "", site)
+    site, listens = re.subn(r"listen 80;", "listen 127.0.0.1:18080;", site)
+    site, ipv6 = re.subn(r"\n\s*listen \[::\]:80;", "", site)
+    assert (servers, resolvers, listens, ipv6) == (1, 2, 1, 1)
+    nginx = Nginx(tmp_path / "nginx-k8s", upstream_port=8081)
+    (nginx.prefix / "jetstream.conf").write_text(site)
+    result = nginx.check()
+    assert result.returncode == 0, result.stderr
+    assert "test is successful" in result.stderr
 
 
 class ClusterNginx(Nginx):
