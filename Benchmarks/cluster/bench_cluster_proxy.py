@@ -27,6 +27,7 @@ import datetime
 import json
 import os
 import pathlib
+import resource
 import subprocess
 import sys
 import tempfile
@@ -53,6 +54,54 @@ def bench_write(binary: pathlib.Path, url: str, connections: int, duration: floa
         return json.loads(done.stdout)
     except json.JSONDecodeError:
         raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr[-800:]}")
+
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of one process so far (0 once it is gone)."""
+    try:
+        fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def children(parent: int) -> list[int]:
+    found = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                    found.append(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+class CPU:
+    """CPU seconds used during a run by the load generator (reaped children), nginx (its workers),
+    each gateway and PostgreSQL (the postmaster's children, connections included)."""
+
+    def __init__(self, postgres: PostgresCluster, nodes: list[GatewayServer], nginx=None):
+        self.postgres, self.nodes, self.nginx = postgres, nodes, nginx
+
+    def sample(self) -> dict[str, float]:
+        postmaster = int((self.postgres.data / "postmaster.pid").read_text().split()[0])
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        sample = {"load generator": usage.ru_utime + usage.ru_stime,
+                  "PostgreSQL": sum(cpu_seconds(p) for p in [postmaster, *children(postmaster)])}
+        if self.nginx is not None:
+            sample["nginx"] = sum(cpu_seconds(p) for p in children(self.nginx.process.pid))
+        for index, node in enumerate(self.nodes):
+            sample[f"node {index}"] = cpu_seconds(node.process.pid)
+        return sample
+
+    @staticmethod
+    def used(before: dict[str, float], after: dict[str, float], seconds: float) -> str:
+        return ", ".join(f"{name} {(after[name] - before[name]) / seconds:.2f}"
+                         for name in after if after[name] - before[name] >= 0.05 * seconds)
 
 
 def start_nodes(binary: pathlib.Path, base: pathlib.Path, count: int, url: str) -> list[GatewayServer]:
@@ -116,7 +165,11 @@ def main() -> int:
                 url = postgres.url(postgres.create_database())
                 nodes = start_nodes(binary, base / f"single-{round_index}", 1, url)
                 try:
-                    rows.append(("1 node, direct", row(bench_write(binary, nodes[0].url, c, d), d)))
+                    cpu = CPU(postgres, nodes)
+                    start = cpu.sample()
+                    result = bench_write(binary, nodes[0].url, c, d)
+                    rows.append(("1 node, direct", row(result, d)))
+                    rows[-1][1]["cpu"] = CPU.used(start, cpu.sample(), result["durationSeconds"])
                 finally:
                     nodes[0].stop()
                 runs = [(label, text, options.nodes) for label, text in sites]
@@ -132,11 +185,15 @@ def main() -> int:
                     try:
                         before = {n.url: (route_count(n.url, CHANGESETS), conflict_retries(n.url))
                                   for n in nodes}
+                        cpu = CPU(postgres, nodes, nginx)
+                        start = cpu.sample()
                         result = bench_write(binary, nginx.url, c, d)
+                        used = CPU.used(start, cpu.sample(), result["durationSeconds"])
                         print(label, json.dumps(result), file=sys.stderr)
                         plural = "node" if count == 1 else "nodes"
                         rows.append((f"{count} {plural} behind nginx ({label} config)",
                                      row(result, d, nodes, before)))
+                        rows[-1][1]["cpu"] = used
                     finally:
                         nginx.stop()
                         for node in nodes:
@@ -160,6 +217,8 @@ def main() -> int:
                f"--rounds {options.rounds}"
                + (f" --site-from {options.site_from}" if options.site_from else "")
                + (" --one-behind" if options.one_behind else ""))
+    table += ["", "CPU cores used while the load ran (CPU seconds / seconds of load; below 5 % left out):", ""]
+    table += [f"- {label}: {r['cpu']}" for label, r in rows]
     print(f"Command: `{command}`\n\n" + suite.machine_text(machine, started, finished, load_after)
           + f"\n- {machine['postgres']}, fsync and synchronous_commit on; {machine['nginx']}"
           + "\n\n" + "\n".join(table))
