@@ -323,9 +323,9 @@ def test_the_image_carries_libpq_for_the_postgresql_store():
     assert re.search(r"\blibpq5\b", runtime)
 
 
-def kubernetes_postgres_patch() -> dict:
-    [patch] = load_all(DEPLOY / "kubernetes-postgres" / "deployment-patch.yaml")
-    return patch
+def kubernetes_postgres_pods() -> dict:
+    [pods] = load_all(DEPLOY / "kubernetes-postgres" / "statefulset.yaml")
+    return pods
 
 
 def test_kubernetes_postgres_overlay_runs_two_replicas_on_the_secret():
@@ -337,10 +337,11 @@ def test_kubernetes_postgres_overlay_runs_two_replicas_on_the_secret():
     assert secret["kind"] == "Secret" and "EXAMPLE ONLY" in (
         DEPLOY / "kubernetes-postgres" / "secret.example.yaml").read_text()
 
-    patch = kubernetes_postgres_patch()
-    assert patch["kind"] == "Deployment" and patch["spec"]["replicas"] == 2
-    assert patch["spec"]["strategy"]["type"] == "RollingUpdate"
-    [container] = patch["spec"]["template"]["spec"]["containers"]
+    pods = kubernetes_postgres_pods()
+    assert pods["kind"] == "StatefulSet" and pods["spec"]["replicas"] == 2
+    assert pods["spec"]["updateStrategy"]["type"] == "RollingUpdate"
+    assert pods["spec"]["serviceName"] == "jetstream-nodes"
+    [container] = pods["spec"]["template"]["spec"]["containers"]
     [variable] = [v for v in container["env"] if v["name"] == "JETSTREAM_DATABASE_URL"]
     reference = variable["valueFrom"]["secretKeyRef"]
     # Not optional: a pod without the database must not start on a pod-local store.
@@ -370,8 +371,10 @@ def test_kubernetes_postgres_overlay_renders_without_a_volume_claim_and_keeps_pr
     assert single["Deployment"][0]["spec"]["replicas"] == 1
 
     kinds = kustomize(DEPLOY / "kubernetes-postgres")
-    assert set(kinds) == {"ConfigMap", "Deployment", "PodDisruptionBudget", "Service"}
-    [deployment] = [d for d in kinds["Deployment"] if d["metadata"]["name"] == "jetstream"]
+    assert set(kinds) == {"ConfigMap", "Deployment", "PodDisruptionBudget", "Service", "StatefulSet"}
+    # The gateway pods are a StatefulSet's (stable names for nginx); the Deployment is nginx's.
+    assert [d["metadata"]["name"] for d in kinds["Deployment"]] == ["jetstream-nginx"]
+    [deployment] = kinds["StatefulSet"]
     assert deployment["spec"]["replicas"] == 2
     pod = deployment["spec"]["template"]["spec"]
     [container] = pod["containers"]
@@ -405,15 +408,16 @@ def upstream_block(site: str) -> tuple[str, str, str]:
 
 def test_kubernetes_postgres_puts_nginx_routing_by_scope_in_front_of_the_pods():
     """The Service clients use selects nginx pods, whose site is the cluster config (routing by
-    scope, SSE tuning, fail-over) with an upstream of every ready gateway pod, re-resolved
-    through a headless Service."""
+    scope, SSE tuning, fail-over) with an upstream naming each gateway pod of the StatefulSet by
+    its stable name, re-resolved."""
     kinds = kustomize(DEPLOY / "kubernetes-postgres")
-    deployments = {d["metadata"]["name"]: d for d in kinds["Deployment"]}
-    assert set(deployments) == {"jetstream", "jetstream-nginx"}
+    [nginx_deployment] = kinds["Deployment"]
+    [gateways] = kinds["StatefulSet"]
     services = {s["metadata"]["name"]: s for s in kinds["Service"]}
     assert set(services) == {"jetstream", "jetstream-nodes"}
-    gateway_labels = deployments["jetstream"]["spec"]["template"]["metadata"]["labels"]
-    nginx_pod = deployments["jetstream-nginx"]["spec"]["template"]
+    assert gateways["spec"]["serviceName"] == "jetstream-nodes"
+    gateway_labels = gateways["spec"]["template"]["metadata"]["labels"]
+    nginx_pod = nginx_deployment["spec"]["template"]
     # Clients reach nginx; nginx reaches every ready gateway pod, one DNS record each.
     assert services["jetstream"]["spec"]["selector"].items() <= nginx_pod["metadata"]["labels"].items()
     assert not services["jetstream"]["spec"]["selector"].items() <= gateway_labels.items()
@@ -442,20 +446,24 @@ def test_kubernetes_postgres_puts_nginx_routing_by_scope_in_front_of_the_pods():
     assert re.search(r"^\s*hash \$scope consistent;", upstream, re.MULTILINE)
     assert upstream.index("hash $scope") < upstream.index("keepalive 32;")
     assert re.search(r"^\s*zone jetstream \d+k;", upstream, re.MULTILINE)
-    assert re.search(r"^\s*server jetstream-nodes\.default\.svc\.cluster\.local:8080 resolve;",
-                     upstream, re.MULTILINE)
+    # One server line per pod, each the pod's own name: nginx hashes on names and takes the
+    # addresses of one name in turn, so a name with several pods would spread each scope.
+    servers = re.findall(r"^\s*server (\S+) resolve;", upstream, re.MULTILINE)
+    assert servers == [f"jetstream-{i}.jetstream-nodes.default.svc.cluster.local:8080"
+                       for i in range(gateways["spec"]["replicas"])], servers
 
 
 def test_the_kubernetes_site_passes_nginx_t_with_static_upstreams(tmp_path):
-    """The nginx here (Debian's 1.22) has no `server … resolve`: with that line and the resolver
-    replaced by two static servers, the rest of the Kubernetes site passes `nginx -t`."""
+    """The nginx here (Debian's 1.22) has no `server … resolve`: with those lines and the resolver
+    replaced by static servers, the rest of the Kubernetes site passes `nginx -t`."""
     site = K8S_SITE.read_text()
-    site, servers = re.subn(r"server jetstream-nodes\S+ resolve;",
-                            "server 127.0.0.1:8081;\n    server 127.0.0.1:8082;", site)
+    ports = iter(range(8081, 8100))
+    site, servers = re.subn(r"server jetstream-\d+\.jetstream-nodes\S+ resolve;",
+                            lambda _: f"server 127.0.0.1:{next(ports)};", site)
     site, resolvers = re.subn(r"\nresolver(_timeout)? [^\n]*;", "", site)
     site, listens = re.subn(r"listen 80;", "listen 127.0.0.1:18080;", site)
     site, ipv6 = re.subn(r"\n\s*listen \[::\]:80;", "", site)
-    assert (servers, resolvers, listens, ipv6) == (1, 2, 1, 1)
+    assert (servers, resolvers, listens, ipv6) == (2, 2, 1, 1)
     nginx = Nginx(tmp_path / "nginx-k8s", upstream_port=8081)
     (nginx.prefix / "jetstream.conf").write_text(site)
     result = nginx.check()
