@@ -93,6 +93,66 @@ struct SingleOperationTests {
         }
     }
 
+    @Test(
+        "with counted occurrences: old and a few edits of it — an object gives new, and none only where the full pass has none"
+    )
+    func countedOccurrences() async {
+        let arrays = Gen.int(in: 0...7).array(of: 0...16)
+        await propertyCheck(count: 1000, input: arrays, arrays) { old, edits in
+            // A few edits of `old` (not an unrelated array), so that prefixes and suffixes are
+            // shared, duplicates included.
+            var new = old
+            for (step, value) in edits.prefix(3).enumerated() {
+                if value % 3 == 0, !new.isEmpty {
+                    new.remove(at: (value + step) % new.count)
+                } else {
+                    new.insert(value, at: (value * 5 + step) % (new.count + 1))
+                }
+            }
+            let counted = CollectionOperation.singleOperation(from: old, to: new) { value in
+                old.filter { $0 == value }.count
+            }
+            let full = CollectionOperation.singleOperation(from: old, to: new)
+            if let counted {
+                #expect(counted.apply(to: old) == new, "\(old) → \(new) by \(counted)")
+                if let anchor = counted.before {
+                    #expect(
+                        old.contains(anchor) && !counted.remove.contains(anchor) && !counted.insert.contains(anchor))
+                }
+            } else {
+                #expect(full == nil, "the full pass found \(String(describing: full)) for \(old) → \(new)")
+            }
+            // It never fails where the full pass succeeds.
+            if full != nil { #expect(counted != nil) }
+        }
+    }
+
+    @Test("with counted occurrences, an anchor that stands twice in old falls back to the full pass")
+    func countedDuplicateAnchor() {
+        // Inserting before the second of two 5s cannot be said with `before: 5` (the first one).
+        let old = [5, 5]
+        let new = [5, 3, 5]
+        let operation = CollectionOperation.singleOperation(from: old, to: new) { value in
+            old.filter { $0 == value }.count
+        }
+        #expect(operation == nil || operation?.apply(to: old) == new, "\(String(describing: operation))")
+    }
+
+    @Test("with counted occurrences, an insert into 100,000 values is the insert alone")
+    func countedLargeInsert() throws {
+        let old = Array(0..<100_000)
+        var new = old
+        new.insert(-1, at: 50_000)
+        var asked = 0
+        let operation = try #require(
+            CollectionOperation.singleOperation(from: old, to: new) { value in
+                asked += 1
+                return value >= 0 ? 1 : 0
+            })
+        #expect(operation == CollectionOperation(insert: [-1], before: 50_000))
+        #expect(asked == 2, "only the inserted value and the anchor are counted")
+    }
+
     private static func unique(_ values: [Int]) -> [Int] {
         var seen: Set<Int> = []
         return values.filter { seen.insert($0).inserted }

@@ -46,8 +46,8 @@ extension ChangeSetApplier {
             var wire: [String: JSONValue?] = [:]
             for (index, write) in fragmentWrites {
                 let isLast = last[Slot(uuid: write.uuid, property: write.property)] == index
-                let old = base.object(write.uuid)?.values[write.property].collectionElements ?? []
-                wire[write.name] = isLast ? wireValue(from: old, to: write.value) : .some(nil)
+                wire[write.name] =
+                    isLast ? wireValue(of: write.uuid, property: write.property, in: base, to: write.value) : .some(nil)
             }
             var properties = JSONObject()
             properties.reserveCapacity(fragment.properties.count)
@@ -64,13 +64,28 @@ extension ChangeSetApplier {
         return result
     }
 
-    /// One operations object that turns `old` into `new`, or `new` itself when it is unchanged,
-    /// has no more elements than the object would carry, or cannot be built by operations.
-    static func wireValue(from old: [Value], to new: Value) -> JSONValue {
+    /// One operations object that turns the collection `property` of `owner` from its value in
+    /// `base` into `new`, or `new` itself when it is unchanged, has no more elements than the object
+    /// would carry, or cannot be built by operations. A `[Model]` collection is diffed on its UUIDs,
+    /// its elements' parent links counting their occurrences (O(edit) hashing).
+    static func wireValue(of owner: UUID, property: Int, in base: ScopeState, to new: Value) -> JSONValue {
+        let oldValue = base.object(owner)?.values[property]
+        if case .references(let newUUIDs) = new, case .references(let oldUUIDs)? = oldValue {
+            guard newUUIDs != oldUUIDs else { return new.jsonValue }
+            let ref = ParentRef(parent: owner, propertyIndex: property)
+            let operation = CollectionOperation<UUID>.singleOperation(from: oldUUIDs, to: newUUIDs) { element in
+                base.object(element)?.parents.count(of: ref) ?? 0
+            }
+            guard let operation, operation.remove.count + operation.insert.count + 1 < newUUIDs.count else {
+                return new.jsonValue
+            }
+            return operation.jsonValue { .string($0.wireString) }
+        }
+        let old = oldValue?.collectionElements ?? []
         guard let elements = new.collectionElements, elements != old,
-            let operation = CollectionOperation<Value>.singleOperation(from: old, to: elements)
+            let operation = CollectionOperation<Value>.singleOperation(from: old, to: elements),
+            operation.remove.count + operation.insert.count + 1 < elements.count
         else { return new.jsonValue }
-        let carried = operation.remove.count + operation.insert.count + 1
-        return carried < elements.count ? operation.jsonValue : new.jsonValue
+        return operation.jsonValue
     }
 }

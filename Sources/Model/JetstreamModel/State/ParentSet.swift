@@ -77,6 +77,14 @@ struct ParentSet: Sendable, Hashable {
         }
     }
 
+    /// How many times `ref` refers to the owner (0 when it does not).
+    func count(of ref: ParentRef) -> Int {
+        switch storage {
+        case .small(let entries): entries.first { $0.ref == ref }?.count ?? 0
+        case .large(let dictionary): dictionary[ref] ?? 0
+        }
+    }
+
     /// Every distinct parent reference with its multiplicity (order unspecified).
     var entries: [Entry] {
         switch storage {
