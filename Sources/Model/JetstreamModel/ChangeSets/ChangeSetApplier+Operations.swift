@@ -37,29 +37,31 @@ extension ChangeSetApplier {
         var last: [Slot: Int] = [:]
         for (index, write) in writes.enumerated() { last[Slot(uuid: write.uuid, property: write.property)] = index }
         var result = fragments
-        var writesByFragment: [Int: [(index: Int, write: CollectionWrite)]] = [:]
-        for (index, write) in writes.enumerated() {
-            writesByFragment[write.fragment, default: []].append((index, write))
-        }
-        for (fragmentIndex, fragmentWrites) in writesByFragment {
-            let fragment = fragments[fragmentIndex]
-            var wire: [String: JSONValue?] = [:]
-            for (index, write) in fragmentWrites {
-                let isLast = last[Slot(uuid: write.uuid, property: write.property)] == index
-                wire[write.name] =
-                    isLast ? wireValue(of: write.uuid, property: write.property, in: base, to: write.value) : .some(nil)
+        // The applier records writes in fragment order, so one fragment's writes are adjacent.
+        var first = 0
+        while first < writes.count {
+            let fragmentIndex = writes[first].fragment
+            var next = first
+            var wire: [String: JSONValue] = [:]
+            var leftOut: Set<String> = []
+            while next < writes.count, writes[next].fragment == fragmentIndex {
+                let write = writes[next]
+                if last[Slot(uuid: write.uuid, property: write.property)] == next {
+                    wire[write.name] = wireValue(of: write.uuid, property: write.property, in: base, to: write.value)
+                } else {
+                    leftOut.insert(write.name)
+                }
+                next += 1
             }
+            let fragment = fragments[fragmentIndex]
             var properties = JSONObject()
             properties.reserveCapacity(fragment.properties.count)
-            for member in fragment.properties {
-                switch wire[member.key] {
-                case .none: properties.appendUnchecked(key: member.key, value: member.value)
-                case .some(.some(let value)): properties.appendUnchecked(key: member.key, value: value)
-                case .some(.none): continue
-                }
+            for member in fragment.properties where !leftOut.contains(member.key) {
+                properties.appendUnchecked(key: member.key, value: wire[member.key] ?? member.value)
             }
             result[fragmentIndex] = SyncFragment(
                 type: fragment.type, uuid: fragment.uuid, clsName: fragment.clsName, properties: properties)
+            first = next
         }
         return result
     }
