@@ -46,7 +46,14 @@ extension ScopeEngine {
             // A record that does not apply, or a log that does not continue from our version (a
             // new incarnation of the name), makes no progress: twice, and the scope is reloaded.
             _ = acceptInOrder(page.records, to: handle)
-            if handle.version >= Int(page.currentVersion) { return handle }
+            if handle.version >= Int(page.currentVersion) {
+                // Every announcement up to the version read is met; one above it came meanwhile.
+                handle.runtime.withLock { runtime in
+                    runtime.announcedVersion = min(runtime.announcedVersion, Int(page.currentVersion))
+                    if runtime.announcedVersion <= runtime.committed.version { runtime.announcedAt = nil }
+                }
+                return handle
+            }
             stalled = handle.version == from ? stalled + 1 : 0
         }
         return await reload(name, replacing: handle)
@@ -64,7 +71,7 @@ extension ScopeEngine {
         }
     }
 
-    private func reload(_ name: String, replacing handle: ScopeHandle) async -> ScopeHandle? {
+    func reload(_ name: String, replacing handle: ScopeHandle) async -> ScopeHandle? {
         do {
             guard let recovered = try await store.recoverScope(named: name) else {
                 return await confirmDeleted(name, handle: handle)
@@ -226,7 +233,10 @@ final class ScopeFollower: Sendable {
             // Creations and deletions announce version 0: either is compared with the store alone
             // (a hosted scope may have been deleted and created again, merged into one notice).
             if let hosted, !entry.deleted, entry.version > 0 {
-                if Int(entry.version) > hosted.version { behind[entry.name] = Int64(hosted.version) }
+                // A copy no client of this node uses is left behind, noted (ScopeEngine+ColdCopies.swift).
+                if Int(entry.version) > hosted.version, !engine.leaveBehindIfCold(hosted, announced: Int(entry.version)) {
+                    behind[entry.name] = Int64(hosted.version)
+                }
             } else if hosted != nil || !entry.deleted {
                 alone.append(entry)
             }

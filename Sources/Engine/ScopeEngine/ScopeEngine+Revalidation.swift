@@ -60,11 +60,15 @@ extension ScopeEngine {
         while true {
             // Full jitter, growing with the races lost (up to 1 ms after the first, 32 at most):
             // nodes racing on one scope spread out instead of colliding again.
+            // A refusal, or a write to a cold copy, lost no race: it waits for nothing.
             let lostRaces = handle.runtime.withLock { $0.revalidations.map(\.attempt).max() ?? 0 }
-            let ceiling = min(1 << max(lostRaces - 1, 0), 32)
-            try? await Task.sleep(for: .microseconds(Int.random(in: 0...(ceiling * 1000))))
+            if lostRaces > 0 {
+                let ceiling = min(1 << (lostRaces - 1), 32)
+                try? await Task.sleep(for: .microseconds(Int.random(in: 0...(ceiling * 1000))))
+            }
             let queuedBefore = handle.runtime.withLock { $0.revalidations.count }
-            let current = await catchUp(handle.name) ?? handle
+            // A cold copy far behind reloads from a snapshot rather than replay the whole gap.
+            let current = await (handle.lagsStore ? self.current(handle) : catchUp(handle.name)) ?? handle
             let revalidations = handle.runtime.withLock { runtime in
                 defer { runtime.revalidations = [] }
                 return runtime.revalidations

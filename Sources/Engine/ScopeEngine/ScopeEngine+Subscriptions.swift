@@ -18,7 +18,24 @@ extension ScopeEngine {
     /// engine.subscribe(recorder, to: handle, from: ResumePoint(lastEventID: "41"))
     /// ```
     public func subscribe(_ subscriber: any ScopeSubscriber, to handle: ScopeHandle, from point: ResumePoint) {
+        // A cold copy (ScopeEngine+ColdCopies.swift) catches up first: the subscriber starts from
+        // the store's latest state rather than replaying what nobody here has read.
+        if handle.lagsStore, handle.subscriberCount == 0 {
+            Task {
+                guard let current = await current(handle) else { return subscriber.end() }
+                register(subscriber, to: current, from: point)
+            }
+            return
+        }
+        register(subscriber, to: handle, from: point)
+    }
+
+    private func register(_ subscriber: any ScopeSubscriber, to handle: ScopeHandle, from point: ResumePoint) {
+        var lagging = false
         let storeRead: Int? = handle.runtime.withLock { runtime in
+            // The follower leaves a copy behind only while it has no subscriber, deciding under
+            // this lock: a note made before this registration is caught up here.
+            lagging = runtime.announcedVersion > runtime.committed.version
             if runtime.deleted {
                 subscriber.end()
                 return nil
@@ -46,6 +63,7 @@ extension ScopeEngine {
         if let version = storeRead {
             catchUpFromStore(subscriber, on: handle, after: version, attemptsLeft: 3)
         }
+        if lagging { Task { await catchUp(handle.name) } }
     }
 
     /// Ends `subscriber`'s subscription to the scope.

@@ -102,8 +102,15 @@ extension ScopeEngine {
         attempt: Int = 0, judgedAtStoreHead: Bool = false, completion: @escaping @Sendable (SubmitOutcome) -> Void
     ) {
         var unchangedAt: Int?
+        var coldCopy = false
         let rejection: ScopeError? = handle.runtime.withLock { runtime in
             guard !runtime.deleted else { return .scopeNotFound(handle.name) }
+            // A copy the follower left behind is caught up before anything is judged on it
+            // (staged on it, the append would only lose a version race).
+            if !judgedAtStoreHead, runtime.announcedVersion > runtime.committed.version, runtime.staged.isEmpty {
+                coldCopy = true
+                return nil
+            }
             if let ifMatch, !ifMatch.matches(runtime.tip.version) {
                 return .versionMismatch(current: runtime.tip.version)
             }
@@ -166,6 +173,12 @@ extension ScopeEngine {
                 }
                 return nil
             }
+        }
+        if coldCopy {
+            return queue(
+                Revalidation(
+                    submission: submission, ifMatch: ifMatch, idempotency: idempotency, attempt: attempt,
+                    completion: completion), on: handle)
         }
         if let unchangedAt {
             completion(

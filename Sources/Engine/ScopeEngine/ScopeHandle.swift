@@ -37,6 +37,14 @@ public final class ScopeHandle: Sendable {
         /// The lineage token of `tip` and of `committed` (0: none known, the store checks nothing).
         var tipToken: UInt64 = 0
         var committedToken: UInt64 = 0
+        /// The newest version a shared store announced for this scope that this copy has not read
+        /// yet: the follower leaves a copy no client of this node uses behind (a cold copy) and
+        /// only notes how far (ScopeEngine+ColdCopies.swift).
+        var announcedVersion = 0
+        /// When the first version this copy has not read was announced (the lag a catch-up ends).
+        var announcedAt: ContinuousClock.Instant?
+        /// When a change set was last staged here: a copy written through this node stays followed.
+        var lastStaged: ContinuousClock.Instant?
 
         /// A staged version: its token, the token of the state it was built on, its state and
         /// the payload logged for it (which tells it apart when a node reads it back from a shared
@@ -53,6 +61,7 @@ public final class ScopeHandle: Sendable {
             let token = UInt64.random(in: 1...(UInt64.max >> 1))
             let parent = tipToken
             staged.append(StagedVersion(token: token, parent: parent, state: state, payload: payload))
+            lastStaged = .now
             tip = state
             tipToken = token
             return (parent, token)
@@ -129,6 +138,11 @@ public final class ScopeHandle: Sendable {
 
     /// The number of subscribers following the scope.
     public var subscriberCount: Int { subscribers.count }
+
+    /// Whether a shared store announced versions this copy has not read: the copy is cold (no
+    /// client of this node used it lately) and is caught up on its next use
+    /// (``ScopeEngine/current(_:)``).
+    public var lagsStore: Bool { runtime.withLock { $0.announcedVersion > $0.committed.version } }
 
     /// The encoded state at the committed version, encoded at most once per version (outside the
     /// lock: a large scope must not hold up its writer). A transport keeps its own encodings of

@@ -45,9 +45,9 @@ extension Gateway {
 
         router.get("/v1/scopes/{name}/changesets", middleware: [gate(.read)]) { request, context in
             Self.answerAsync(context) { () async throws(Problem) in
-                let handle = try Problem.mapping { () throws(ScopeError) in
-                    try engine.existingHandle(context.parameters["name"] ?? "")
-                }
+                let name = context.parameters["name"] ?? ""
+                let found = try Problem.mapping { () throws(ScopeError) in try engine.existingHandle(name) }
+                guard let handle = await engine.current(found) else { throw Problem(ScopeError.scopeNotFound(name)) }
                 guard request.queryValue("since") != nil else {
                     throw Problem(.badRequest, detail: "query parameter since=VERSION is required")
                 }

@@ -15,10 +15,8 @@ extension Gateway {
         let metrics = self.metrics
 
         router.get("/v1/scopes/{name}/objects/{uuid}", middleware: [gate(.read)]) { request, context in
-            Self.answer { () throws(Problem) in
-                let handle = try Problem.mapping { () throws(ScopeError) in
-                    try engine.existingHandle(context.parameters["name"] ?? "")
-                }
+            Self.answerOnCurrentCopy(of: context.parameters["name"] ?? "", engine: engine, context: context) {
+                handle throws(Problem) in
                 let uuid = try Self.objectUUID(context)
                 let depth = try Self.integerQuery(request, "depth", fallback: 0, range: 0...64)!
                 let state = handle.committedState

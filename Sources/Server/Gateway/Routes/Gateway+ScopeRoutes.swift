@@ -89,10 +89,8 @@ extension Gateway {
         }
 
         router.get("/v1/scopes/{name}", middleware: [gate(.read)]) { request, context in
-            Self.answer { () throws(Problem) in
-                let handle = try Problem.mapping { () throws(ScopeError) in
-                    try engine.existingHandle(context.parameters["name"] ?? "")
-                }
+            Self.answerOnCurrentCopy(of: context.parameters["name"] ?? "", engine: engine, context: context) {
+                handle throws(Problem) in
                 var condition: EntityTag.Condition?
                 if let header = request.headerFields[.ifNoneMatch] {
                     guard let parsed = EntityTag.parse(header, allowWeak: true) else {
