@@ -115,7 +115,12 @@ import Testing
             let addedAt = try #require(added.version)
             #expect(try await nodes.waitForAnnouncement(of: addedAt))
             let moved = await SharedStoreEngineTests.submit(
-                [["type": "change", "uuid": .string(shape.wireString), "clsName": "Shape", "properties": ["x": .number(JSONNumber(round + 2))]]],
+                [
+                    [
+                        "type": "change", "uuid": .string(shape.wireString), "clsName": "Shape",
+                        "properties": ["x": .number(JSONNumber(round + 2))],
+                    ]
+                ],
                 on: nodes.engines[1], to: try nodes.handle(1))
             #expect(moved.version == addedAt + 1, "round \(round): \(moved)")
             // The writer's copy must now be current before its next write judges on it.

@@ -234,7 +234,8 @@ final class ScopeFollower: Sendable {
             // (a hosted scope may have been deleted and created again, merged into one notice).
             if let hosted, !entry.deleted, entry.version > 0 {
                 // A copy no client of this node uses is left behind, noted (ScopeEngine+ColdCopies.swift).
-                if Int(entry.version) > hosted.version, !engine.leaveBehindIfCold(hosted, announced: Int(entry.version)) {
+                if Int(entry.version) > hosted.version, !engine.leaveBehindIfCold(hosted, announced: Int(entry.version))
+                {
                     behind[entry.name] = Int64(hosted.version)
                 }
             } else if hosted != nil || !entry.deleted {

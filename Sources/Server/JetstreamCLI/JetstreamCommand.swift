@@ -8,7 +8,9 @@ struct JetstreamCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jetstream",
         abstract: "Jetstream Gateway: shared model scopes kept in sync over HTTP and Server-Sent Events.",
-        subcommands: [ServeCommand.self, CheckSchemaCommand.self, BenchCommand.self],
+        subcommands: [
+            ServeCommand.self, CheckSchemaCommand.self, BenchCommand.self, BackupCommand.self, RestoreCommand.self,
+        ],
         defaultSubcommand: ServeCommand.self)
 }
 
