@@ -2,7 +2,8 @@
 // answered: two pure, clock-free policies that the transport (scope.mjs) asks and obeys.
 //
 // Owns: `ReconnectionPolicy` (the event stream) and `SendRetryPolicy` (the change sets), the
-// names of how a stream connection can end (`StreamEnd`) and which statuses and events end one.
+// names of how a stream connection can end (`StreamEnd`) and which statuses and events end one,
+// and `UndoHistory` (which of this client's own accepted change sets an undo reverts next).
 // No I/O, no timers, no clock: the caller says how long a connection lasted (ms), so a test
 // drives them with a manual clock, and the shared traces (Tests/Fixtures/sync-traces.json) hold
 // the Swift client to the same rules (docs/sync-protocol.md, R1–R7).
@@ -230,4 +231,47 @@ export class SendRetryPolicy {
 
   /** A reset or snapshot resends every set at once, and the browser came back online: start over. */
   startOver() { this.attempt = 0; this.unauthorized = 0; }
+}
+
+/**
+ * The versions of this client's own accepted change sets, most recent first, that an undo may
+ * still revert (docs/js-client.md, "Undo and the past"). Pure: the transport records each version
+ * the server answered for one of its POSTs (change sets and restores, never the reverts an undo
+ * made — so undo twice reverts two different sets), takes the most recent one out before it asks
+ * for its revert, and puts it back only when that request could not be made (the next try sends
+ * the same Idempotency-Key). Keeps at most `limit` versions: the oldest go first.
+ *
+ *   const history = new UndoHistory();
+ *   history.accepted(4); history.accepted(7);
+ *   history.next();      // 7 — POST …/changesets/7/revert; on a revert-conflict, next() again: 4
+ */
+export class UndoHistory {
+  constructor(limit = 100) {
+    this.limit = limit;
+    /** Descending. */
+    this.versions = [];
+  }
+
+  /** How many versions an undo may still try. */
+  get count() { return this.versions.length; }
+
+  /** The server accepted one of this client's sets at `version` (ignored when already known). */
+  accepted(version) {
+    if (!Number.isInteger(version) || version < 1 || this.versions.includes(version)) return;
+    const index = this.versions.findIndex((known) => known < version);
+    this.versions.splice(index < 0 ? this.versions.length : index, 0, version);
+    if (this.versions.length > this.limit) this.versions.length = this.limit;
+  }
+
+  /** Takes the most recent version out (undefined when none is left): the set to revert now. */
+  next() { return this.versions.shift(); }
+
+  /** A revert that could not be asked (network, 5xx, 401): `version` is a candidate again. */
+  putBack(version) { this.accepted(version); }
+
+  /**
+   * The server no longer keeps the change set `version` (it is older than the retained history):
+   * the older ones are gone too, as history is trimmed from its start.
+   */
+  gone(version) { this.versions = this.versions.filter((known) => known > version); }
 }

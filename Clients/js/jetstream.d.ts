@@ -120,6 +120,8 @@ export interface OpenOptions {
   clientId?: string;
   /** A fetch implementation (default: globalThis.fetch). */
   fetch?: typeof fetch;
+  /** How many of its own accepted change sets the scope remembers for `undo()` (default 100). */
+  undoLimit?: number;
 }
 
 export interface AddOptions {
@@ -131,6 +133,61 @@ export interface AddOptions {
   before?: string | null;
   /** The new object's UUID (default: a random one). */
   uuid?: string;
+}
+
+/** A version `undo()` passed over: a later set conflicts, its revert changes nothing, the server
+ *  no longer keeps it, or the revert breaks a rule of the model. */
+export interface SkippedUndo {
+  version: number;
+  reason: "conflict" | "unchanged" | "gone" | "refused";
+  /** With "conflict": what a later change set touched, and which. */
+  conflicts?: { uuid: string; property?: string; version: number }[];
+}
+
+/** What `undo()` did: the revert's new version and the version it reverted. */
+export interface UndoResult {
+  version: number;
+  revertOf: number;
+  skipped: SkippedUndo[];
+}
+
+/** A change-set answer (`POST …/changesets`, `…/restore`, `…/revert`). */
+export interface ChangeSetAnswer {
+  version: number;
+  fragmentReplies?: FragmentReply[];
+  fragments: NotifiedFragment[];
+  removed: string[];
+  idempotencyKey?: string;
+  [member: string]: unknown;
+}
+
+/** One retained change set, as history pages and `changeset` events carry it. */
+export interface ChangeSetRecord {
+  version: number;
+  /** Server time, RFC 3339 with milliseconds, UTC. */
+  at: string;
+  /** The token's subject, or null. */
+  subject: string | null;
+  fragments: NotifiedFragment[];
+  removed: string[];
+  idempotencyKey?: string;
+  /** Set on a restore: the version it restored. */
+  restoredFrom?: number;
+  /** Set on a revert: the version it reverted. */
+  revertOf?: number;
+}
+
+/** A page of `history()`: the scope's current version and the change sets of the page. */
+export interface HistoryPage {
+  version: number;
+  changesets: ChangeSetRecord[];
+}
+
+/** A scope's state, the shape of `GET /v1/scopes/{name}` and of `snapshot()`. */
+export interface StateJSON {
+  version: number;
+  rootUUID: string;
+  fragments: NotifiedFragment[];
 }
 
 /** One synced scope, made by `openScope`. */
@@ -151,6 +208,16 @@ export class Scope {
   add(clsName: string, properties?: Record<string, Value>, options?: AddOptions): string;
   set(uuid: string, properties: Record<string, Value | CollectionOperation>): Promise<{ version: number }>;
   remove(uuid: string): Promise<{ version: number }>;
+  /** How many own accepted change sets `undo()` may still try. */
+  readonly undoableCount: number;
+  /** Reverts this client's most recent own change set that can still be reverted; null: nothing left. */
+  undo(): Promise<UndoResult | null>;
+  /** The scope back to its state at `version`, as one new change set of this client. */
+  restore(version: number, options?: { ifMatch?: number }): Promise<ChangeSetAnswer>;
+  /** The scope as it was at `version`. */
+  stateAt(version: number): Promise<StateJSON>;
+  /** One page of the retained change sets after `since` (default 0). */
+  history(options?: { since?: number; limit?: number }): Promise<HistoryPage>;
   close(): void;
 }
 
@@ -264,6 +331,17 @@ export type SendDecision =
 export class SendRetryPolicy {
   answered(answer: { status: number; retryAfter?: string | number | null } | { network: true }): SendDecision;
   startOver(): void;
+}
+
+/** The versions of this client's own accepted change sets an undo may revert, most recent first: pure. */
+export class UndoHistory {
+  constructor(limit?: number);
+  readonly count: number;
+  readonly versions: readonly number[];
+  accepted(version: number): void;
+  next(): number | undefined;
+  putBack(version: number): void;
+  gone(version: number): void;
 }
 
 export function backoffDelay(attempt: number, options?: { initial?: number; max?: number }, random?: () => number): number;

@@ -17,8 +17,9 @@
 //   schema.mjs            Schema, applyOperation — the model rules of docs/model.md
 //   state.mjs             ScopeState, applyChangeSet
 //   sync-core.mjs         SyncCore — the pure state machine of the algorithm
-//   connection-state.mjs  ReconnectionPolicy, SendRetryPolicy — what to do after a stream
-//                         connection ends or a POST is answered (pure, clock-free)
+//   connection-state.mjs  ReconnectionPolicy, SendRetryPolicy, UndoHistory — what to do after a
+//                         stream connection ends or a POST is answered, which own set an undo
+//                         reverts next (pure, clock-free)
 //   backoff.mjs           backoffDelay
 //   sse-parser.mjs        SSEParser
 //   scope.mjs             openScope, Scope — the transport
@@ -27,7 +28,7 @@ export { ErrorKind, Rejection, JetstreamError } from "./errors.mjs";
 export { Schema, applyOperation } from "./schema.mjs";
 export { ScopeState, applyChangeSet } from "./state.mjs";
 export { SyncCore } from "./sync-core.mjs";
-export { ReconnectionPolicy, SendRetryPolicy, StreamEnd } from "./connection-state.mjs";
+export { ReconnectionPolicy, SendRetryPolicy, StreamEnd, UndoHistory } from "./connection-state.mjs";
 export { backoffDelay } from "./backoff.mjs";
 export { SSEParser } from "./sse-parser.mjs";
 export { openScope, Scope } from "./scope.mjs";

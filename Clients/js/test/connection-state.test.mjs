@@ -1,9 +1,9 @@
-// The two policies of connection-state.mjs at their edges, with a manual clock (durations given
+// The policies of connection-state.mjs at their edges, with a manual clock (durations given
 // by hand). The shared traces (traces.test.mjs) cover the rules as both clients follow them;
 // these cover what no trace walks through.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ReconnectionPolicy, SendRetryPolicy, StreamEnd, endOfEvent, endOfResponse } from "../connection-state.mjs";
+import { ReconnectionPolicy, SendRetryPolicy, StreamEnd, UndoHistory, endOfEvent, endOfResponse } from "../connection-state.mjs";
 
 test("endOfResponse: 200 opens; 401, 403, 404 have their own ends; any other status is a server error", () => {
   assert.equal(endOfResponse(200), undefined);
@@ -112,4 +112,45 @@ test("ReconnectionPolicy: an event that cannot be read backs off, and the next c
   assert.equal(policy.lastEventId(3), null);
   policy.opened();
   assert.equal(policy.lastEventId(3), 3);
+});
+
+// -- UndoHistory --------------------------------------------------------------------------------
+
+test("UndoHistory: the most recent own version first; each is taken out once, so two undos revert two sets", () => {
+  const history = new UndoHistory();
+  assert.equal(history.next(), undefined, "nothing to undo at first");
+  for (const version of [3, 5, 9]) history.accepted(version);
+  assert.equal(history.count, 3);
+  assert.equal(history.next(), 9);
+  assert.equal(history.next(), 5, "the second undo takes the next older set, not the first one again");
+  assert.equal(history.count, 1);
+  assert.equal(history.next(), 3);
+  assert.equal(history.next(), undefined);
+});
+
+test("UndoHistory: answers out of order, replays and non-versions; putBack restores the order", () => {
+  const history = new UndoHistory();
+  for (const version of [7, 4, 7, 12, 0, -1, 2.5, undefined, null, "8"]) history.accepted(version);
+  assert.deepEqual(history.versions, [12, 7, 4], "descending, once each, only positive integers");
+  const taken = history.next();
+  history.accepted(10);
+  history.putBack(taken);
+  assert.deepEqual(history.versions, [12, 10, 7, 4], "a version that could not be reverted is a candidate again, in its place");
+});
+
+test("UndoHistory: keeps the most recent `limit` versions", () => {
+  const history = new UndoHistory(3);
+  for (let version = 1; version <= 10; version++) history.accepted(version);
+  assert.deepEqual(history.versions, [10, 9, 8]);
+  history.accepted(2);
+  assert.deepEqual(history.versions, [10, 9, 8], "an older version than every kept one falls off at once");
+  assert.equal(new UndoHistory().limit, 100, "100 by default");
+});
+
+test("UndoHistory: a version the server no longer keeps takes every older one with it", () => {
+  const history = new UndoHistory();
+  for (const version of [2, 4, 6, 8]) history.accepted(version);
+  assert.equal(history.next(), 8);
+  history.gone(4);
+  assert.deepEqual(history.versions, [6], "4 and 2 are older than the retained history too");
 });

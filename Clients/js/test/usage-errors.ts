@@ -14,5 +14,7 @@ export async function misuse(): Promise<void> {
   await openScope("canvas-1", { transport: "websocket" }); // expect-error: not a transport
   scope.set("u", { x: { insert: 1 } }); // expect-error: insert takes an array
   reconnection.ended("timeout", 10); // expect-error: not a way a stream ends
+  await scope.stateAt("v3"); // expect-error: a version is a number
+  const undone: number = (await scope.undo()).revertOf; // expect-error: undo may resolve null
   console.log(reasons);
 }

@@ -4,6 +4,7 @@ import {
   openScope, Rejection, JetstreamError, Scope, Status, Notification, ModelObject, Fragment,
   ErrorKindName, Schema, ScopeState, SyncCore, applyChangeSet, applyOperation, backoffDelay, SSEParser,
   ReconnectionPolicy, SendRetryPolicy, StreamEnd, StatusDetail,
+  UndoHistory, UndoResult, ChangeSetAnswer, StateJSON, HistoryPage,
 } from "/client/jetstream.mjs";
 
 declare function render(scope: Scope): void;
@@ -105,6 +106,25 @@ export async function main(): Promise<void> {
 
   const snapshot = scope.snapshot();
   console.log(snapshot.version, snapshot.rootUUID, snapshot.fragments.map((fragment) => fragment.uuid));
+
+  // The past: undo, restore, a state at a version, history pages.
+  const undoable: number = scope.undoableCount;
+  const undone: UndoResult | null = await scope.undo();
+  if (undone) {
+    const reverted: number = undone.revertOf;
+    for (const skip of undone.skipped) console.log(skip.version, skip.reason, skip.conflicts?.[0]?.property);
+    console.log(undone.version, reverted, undoable);
+  }
+  const restored: ChangeSetAnswer = await scope.restore(3, { ifMatch: scope.version });
+  console.log(restored.version, restored.fragments.length, restored.removed);
+  const past: StateJSON = await scope.stateAt(2);
+  console.log(past.version, past.rootUUID, past.fragments.length);
+  const page: HistoryPage = await scope.history({ since: 0, limit: 50 });
+  for (const record of page.changesets) {
+    const subject: string | null = record.subject;
+    console.log(record.version, record.at, subject, record.revertOf, record.restoredFrom);
+  }
+  await scope.history();
   scope.close();
 }
 
@@ -142,5 +162,11 @@ export function layers(json: { models: Record<string, unknown> }): void {
   const answer = sending.answered({ status: 503, retryAfter: "2" });
   if (answer.action === "wait") console.log(answer.seconds * 1000);
   sending.answered({ network: true });
+  const own = new UndoHistory(100);
+  own.accepted(4);
+  const candidate: number | undefined = own.next();
+  if (candidate !== undefined) own.putBack(candidate);
+  own.gone(1);
+  console.log(own.count, own.versions.length);
   console.log(lastEventId, shown, decision.refreshToken, decision.fullState);
 }
