@@ -10,6 +10,7 @@ extension ScopeSync {
         for await _ in senderWakeups {
             while !isStopped, let set = engine.nextToSend() {
                 await send(set)
+                wakeAnswerWaiters()
             }
         }
     }
@@ -36,6 +37,7 @@ extension ScopeSync {
             let version =
                 acceptedVersion
                 ?? (try? JSONParser.parse(answerBody))?["version"]?.number?.int64Value.map { Int($0) }
+            if let version { undoHistory.accepted(version) }
             show(engine.accepted(key: set.key, version: version ?? Int.max))
         case .rejected:
             guard case .status(let status, _) = answer else { return }

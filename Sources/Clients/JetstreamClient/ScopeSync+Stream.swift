@@ -112,7 +112,8 @@ extension ScopeSync {
     }
 
     /// E1: applies a `changeset` event, or asks for a reconnection on a gap (R1) or a disagreement (R2).
-    private func applyChangeSetEvent(_ data: [UInt8]) -> StreamConnection.End? {
+    /// Also a revert's or restore's answer (the same payload): applied when it is the next version.
+    func applyChangeSetEvent(_ data: [UInt8]) -> StreamConnection.End? {
         let fragments: [SyncFragment]
         let version: Int
         let removed: [UUID]

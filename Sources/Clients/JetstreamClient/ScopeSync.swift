@@ -56,6 +56,10 @@ public final class ScopeSync: @unchecked Sendable {
     var lastStreamActivity = ContinuousClock.now
     var sendRetry = SendRetry()
     var token: String?
+    /// This sync's own accepted change sets that ``undo(isolation:)`` may revert.
+    var undoHistory = UndoHistory()
+    /// Undos and restores waiting for the local sets made before them to be answered.
+    var answerWaiters: [CheckedContinuation<Void, Never>] = []
 
     init(scope: Scope, client: Client, schema: Schema, state: ScopeState, isolation: isolated any Actor) {
         self.actor = isolation
@@ -122,6 +126,7 @@ public final class ScopeSync: @unchecked Sendable {
         scope.onFlushNeeded = nil
         wakeSender.finish()
         for task in tasks { task.cancel() }
+        wakeAnswerWaiters()
     }
 
     var isStopped: Bool {
