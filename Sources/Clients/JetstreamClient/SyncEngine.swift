@@ -181,28 +181,10 @@ struct SyncEngine: Sendable {
         Set(applied.fragments.map(\.uuid)).union(applied.removed)
     }
 
-    /// Fragments that turn `old` into `new` for the objects in `candidates`: an `add` with every
-    /// property for an object only `new` has, a `change` of the differing properties (whole
-    /// values) for one both have. Objects only `old` has leave by reachability once the
-    /// references to them are written.
+    /// Fragments that turn `old` into `new` for the objects in `candidates` (the model's
+    /// ``JetstreamModel/ScopeState/difference(to:among:)``, which the server's restore uses too).
     static func difference(from old: ScopeState, to new: ScopeState, among candidates: Set<UUID>) -> [SyncFragment] {
-        var adds: [SyncFragment] = []
-        var changes: [SyncFragment] = []
-        for uuid in candidates.sorted(by: { $0.wireString < $1.wireString }) {
-            guard let now = new.object(uuid) else { continue }
-            guard let then = old.object(uuid), then.clsName == now.clsName else {
-                adds.append(SyncFragment(type: .add, uuid: uuid, clsName: now.clsName, properties: now.propertiesJSON))
-                continue
-            }
-            guard then.values != now.values else { continue }
-            var properties = JSONObject()
-            for (index, property) in now.modelClass.properties.enumerated()
-            where then.values[index] != now.values[index] {
-                properties.appendUnchecked(key: property.name, value: now.values[index].jsonValue)
-            }
-            changes.append(SyncFragment(type: .change, uuid: uuid, clsName: now.clsName, properties: properties))
-        }
-        return adds + changes
+        old.difference(to: new, among: candidates)
     }
 }
 

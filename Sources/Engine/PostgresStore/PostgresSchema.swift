@@ -10,7 +10,7 @@ import Store
 /// append; `COMMIT`) without savepoints, and one refused append never aborts the others.
 enum PostgresSchema {
     /// The version this build writes; a database at a newer one is refused.
-    static let version = 1
+    static let version = 2
 
     /// Codes the write functions return (`code`, `current`).
     enum Code: Int64 {
@@ -169,6 +169,33 @@ enum PostgresSchema {
         END $$;
         """#
 
+    /// Version 2: snapshots stay back to the retention base (the newest snapshot at least N
+    /// versions old), and the log is pruned up to that base, so every version still readable has a
+    /// snapshot at or before it (reads of the past). Version 1 kept only the latest snapshot.
+    static let versionTwo = #"""
+        CREATE OR REPLACE FUNCTION jetstream.write_snapshot(
+            p_name text, p_version bigint, p_snapshot bytea, p_retained bigint, OUT code bigint, OUT current bigint)
+        LANGUAGE plpgsql AS $$
+        DECLARE s record; latest bigint; base bigint;
+        BEGIN
+            SELECT id, version INTO s FROM jetstream.scopes WHERE name = p_name AND NOT deleted FOR UPDATE;
+            IF NOT FOUND THEN code := 1; current := 0; RETURN; END IF;
+            current := s.version;
+            IF p_version > s.version THEN code := 6; RETURN; END IF;
+            SELECT max(version) INTO latest FROM jetstream.snapshots WHERE scope_id = s.id;
+            IF latest IS NOT NULL AND p_version < latest THEN code := 7; current := latest; RETURN; END IF;
+            INSERT INTO jetstream.snapshots (scope_id, version, payload) VALUES (s.id, p_version, p_snapshot)
+                ON CONFLICT (scope_id, version) DO UPDATE SET payload = EXCLUDED.payload;
+            SELECT max(version) INTO base FROM jetstream.snapshots
+                WHERE scope_id = s.id AND version <= s.version - p_retained;
+            IF base IS NOT NULL THEN
+                DELETE FROM jetstream.snapshots WHERE scope_id = s.id AND version < base;
+                DELETE FROM jetstream.changes WHERE scope_id = s.id AND version <= base;
+            END IF;
+            code := 0;
+        END $$;
+        """#
+
     /// Creates the schema or brings it to ``version``; refuses a database a newer build migrated.
     static func migrate(_ connection: PGConnection) throws(StoreError) {
         try connection.execute(
@@ -191,6 +218,10 @@ enum PostgresSchema {
             if current < 1 {
                 try connection.execute(versionOne, operation: "create schema version 1")
                 try connection.query("INSERT INTO jetstream.schema_version (version) VALUES (1)")
+            }
+            if current < 2 {
+                try connection.execute(versionTwo, operation: "migrate to schema version 2")
+                try connection.query("INSERT INTO jetstream.schema_version (version) VALUES (2)")
             }
             try connection.execute("COMMIT", operation: "commit the migration")
         } catch {

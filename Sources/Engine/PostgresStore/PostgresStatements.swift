@@ -33,8 +33,8 @@ enum PostgresStatements {
         "js_retention",
         """
         WITH bounds AS (
-            SELECT s.id, LEAST(s.version - $1,
-                   COALESCE((SELECT max(version) FROM jetstream.snapshots WHERE scope_id = s.id), -1)) AS bound
+            SELECT s.id, (SELECT max(version) FROM jetstream.snapshots
+                          WHERE scope_id = s.id AND version <= s.version - $1) AS bound
             FROM jetstream.scopes s WHERE NOT s.deleted)
         DELETE FROM jetstream.changes c USING bounds b WHERE c.scope_id = b.id AND c.version <= b.bound
         """, types: [int8])
@@ -96,6 +96,16 @@ enum PostgresStatements {
         "js_scope_versions", "SELECT name, version, deleted FROM jetstream.scopes", types: [])
     static let liveNames = PGStatement(
         "js_live_names", "SELECT name FROM jetstream.scopes WHERE NOT deleted ORDER BY name", types: [])
+    /// The newest snapshot at or before `$2`, and the oldest one kept.
+    static let snapshotAtOrBefore = PGStatement(
+        "js_snapshot_at_or_before",
+        """
+        SELECT sn.version, sn.payload, (SELECT min(version) FROM jetstream.snapshots WHERE scope_id = s.id)
+        FROM jetstream.scopes s LEFT JOIN LATERAL (
+            SELECT version, payload FROM jetstream.snapshots
+            WHERE scope_id = s.id AND version <= $2 ORDER BY version DESC LIMIT 1) sn ON true
+        WHERE s.name = $1 AND NOT s.deleted
+        """, types: [text, int8])
     static let latestSnapshot = PGStatement(
         "js_latest_snapshot",
         """

@@ -44,6 +44,45 @@ extension PostgresStore {
         }
     }
 
+    public func scope(named name: String, at version: Int64) async throws(StoreError) -> RecoveredScope? {
+        let description = target.description
+        return try await readers.read { connection throws(StoreError) in
+            try connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            do throws(StoreError) {
+                let past = try Self.scopeInTransaction(connection, name: name, at: version, database: description)
+                try connection.query("COMMIT")
+                return past
+            } catch {
+                if connection.isHealthy { _ = try? connection.query("ROLLBACK") }
+                throw error
+            }
+        }
+    }
+
+    private static func scopeInTransaction(
+        _ connection: PGConnection, name: String, at version: Int64, database: String
+    ) throws(StoreError) -> RecoveredScope? {
+        let scope = try connection.query(PostgresStatements.scope, [.text(name)])
+        guard scope.rowCount > 0 else { return nil }
+        let info = scopeInfo(scope, row: 0)
+        let through = min(version, info.version)
+        let snapshot = try connection.query(PostgresStatements.snapshotAtOrBefore, [.text(name), .int64(through)])
+        guard snapshot.rowCount > 0 else { return nil }
+        let oldestReadable = max(
+            info.oldestResumableVersion, snapshot.optionalInt64(row: 0, column: 2) ?? Int64.max)
+        guard let snapshotVersion = snapshot.optionalInt64(row: 0, column: 0), through >= oldestReadable else {
+            throw .historyTruncated(scope: name, after: version, oldestResumable: oldestReadable)
+        }
+        let tail =
+            through == snapshotVersion
+            ? []
+            : try changes(connection, scope: name, after: snapshotVersion, limit: Int(through - snapshotVersion))
+                .records
+        return try RecoveredScope(
+            checking: info, snapshotVersion: snapshotVersion, snapshot: snapshot.bytes(row: 0, column: 1), tail: tail,
+            store: database, through: through)
+    }
+
     public func recover(_ body: (RecoveredScope) throws -> Void) async throws {
         let names = try await readers.read { connection throws(StoreError) in
             let result = try connection.query(PostgresStatements.liveNames, [])

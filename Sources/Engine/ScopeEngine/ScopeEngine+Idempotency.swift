@@ -62,13 +62,15 @@ extension ScopeEngine {
     /// at once (never applied twice, and no request waits on another).
     public func submitOnce(
         _ changeSet: ChangeSet, to handle: ScopeHandle, ifMatch: VersionCondition? = nil,
-        idempotency: IdempotencyKey, completion: @escaping @Sendable (SubmitOutcome) -> Void
+        idempotency: IdempotencyKey, origin: ChangeOrigin = ChangeOrigin(),
+        completion: @escaping @Sendable (SubmitOutcome) -> Void
     ) {
         if let error = Self.shapeError(changeSet, limits: configuration.limits) {
             return completion(.rejected(error))
         }
         submitOnce(
-            .changeSet(changeSet), to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: completion)
+            Submission(.changeSet(changeSet), origin: origin), to: handle, ifMatch: ifMatch, idempotency: idempotency,
+            completion: completion)
     }
 
     func submitOnce(

@@ -53,6 +53,21 @@ extension ScopeEngine {
     /// A live handle for `scope`: the snapshot, then the tail replayed (the newest ones also
     /// kept in the resume buffer).
     func restore(_ scope: RecoveredScope) throws -> ScopeHandle {
+        var recent = RecentChangeSets(capacity: configuration.resumeBufferSize)
+        let state = try rebuild(scope) { record in
+            recent.append(ScopeEvent(kind: .changeset, version: Int(record.version), payload: record.payload))
+        }
+        let handle = makeHandle(
+            name: scope.info.name, state: state, oldestResumable: Int(scope.info.oldestResumableVersion))
+        handle.runtime.withLock { $0.recent = recent }
+        return handle
+    }
+
+    /// The state `scope` was read at: its snapshot, then its tail replayed (each record handed to
+    /// `replayed` once applied).
+    func rebuild(
+        _ scope: RecoveredScope, replayed: (ChangeRecord) -> Void = { _ in }
+    ) throws(RecoveryError) -> ScopeState {
         let name = scope.info.name
         func failure(_ version: Int64, _ message: String) -> RecoveryError {
             RecoveryError(scope: name, version: Int(version), message: message)
@@ -74,14 +89,11 @@ extension ScopeEngine {
         } catch {
             throw failure(scope.snapshotVersion, "snapshot does not load: \(error)")
         }
-        var recent = RecentChangeSets(capacity: configuration.resumeBufferSize)
         for record in scope.tail {
             state = try replay(record, onto: state, scope: name)
-            recent.append(ScopeEvent(kind: .changeset, version: Int(record.version), payload: record.payload))
+            replayed(record)
         }
-        let handle = makeHandle(name: name, state: state, oldestResumable: Int(scope.info.oldestResumableVersion))
-        handle.runtime.withLock { $0.recent = recent }
-        return handle
+        return state
     }
 
     /// Applies a change set that is already durable (logged here before a restart, or committed by

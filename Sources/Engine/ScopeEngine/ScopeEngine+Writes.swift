@@ -44,12 +44,14 @@ extension ScopeEngine {
     /// ```
     public func submit(
         _ changeSet: ChangeSet, to handle: ScopeHandle, ifMatch: VersionCondition? = nil,
-        completion: @escaping @Sendable (SubmitOutcome) -> Void
+        origin: ChangeOrigin = ChangeOrigin(), completion: @escaping @Sendable (SubmitOutcome) -> Void
     ) {
         if let error = Self.shapeError(changeSet, limits: configuration.limits) {
             return completion(.rejected(error))
         }
-        stage(.changeSet(changeSet), to: handle, ifMatch: ifMatch, idempotency: nil, completion: completion)
+        stage(
+            Submission(.changeSet(changeSet), origin: origin), to: handle, ifMatch: ifMatch, idempotency: nil,
+            completion: completion)
     }
 
     /// Submits a merge patch of one object (``JetstreamModel/MergePatch``) as one change set:
@@ -65,13 +67,23 @@ extension ScopeEngine {
     /// ```
     public func submit(
         _ patch: MergePatch, to handle: ScopeHandle, ifMatch: VersionCondition? = nil,
-        idempotency: IdempotencyKey? = nil, completion: @escaping @Sendable (SubmitOutcome) -> Void
+        idempotency: IdempotencyKey? = nil, origin: ChangeOrigin = ChangeOrigin(),
+        completion: @escaping @Sendable (SubmitOutcome) -> Void
+    ) {
+        submit(
+            Submission(.mergePatch(patch), origin: origin), to: handle, ifMatch: ifMatch, idempotency: idempotency,
+            completion: completion)
+    }
+
+    /// Stages `submission`, once per key when it carries one.
+    func submit(
+        _ submission: Submission, to handle: ScopeHandle, ifMatch: VersionCondition?, idempotency: IdempotencyKey?,
+        completion: @escaping @Sendable (SubmitOutcome) -> Void
     ) {
         if let idempotency {
-            submitOnce(
-                .mergePatch(patch), to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: completion)
+            submitOnce(submission, to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: completion)
         } else {
-            stage(.mergePatch(patch), to: handle, ifMatch: ifMatch, idempotency: nil, completion: completion)
+            stage(submission, to: handle, ifMatch: ifMatch, idempotency: nil, completion: completion)
         }
     }
 
@@ -84,11 +96,26 @@ extension ScopeEngine {
         return nil
     }
 
-    /// What a writer submits: fragments, or a merge patch that becomes fragments against the
-    /// staged state.
-    enum Submission: Sendable {
-        case changeSet(ChangeSet)
-        case mergePatch(MergePatch)
+    /// What a writer submits — fragments, or what becomes fragments against the staged state —
+    /// and the origin recorded with it.
+    struct Submission: Sendable {
+        enum Change: Sendable {
+            case changeSet(ChangeSet)
+            case mergePatch(MergePatch)
+            /// Back to a past state: the difference from the staged state to `state`.
+            case restore(ScopeState)
+            /// The undoing of one change set, planned against the log up to `plannedAt`: staged
+            /// only on that version (otherwise planned again).
+            case revert(fragments: [SyncFragment], plannedAt: Int)
+        }
+
+        var change: Change
+        var origin: ChangeOrigin
+
+        init(_ change: Change, origin: ChangeOrigin) {
+            self.change = change
+            self.origin = origin
+        }
     }
 }
 
@@ -116,9 +143,24 @@ extension ScopeEngine {
             }
             let changeSet: ChangeSet
             var translation: MergePatchTranslation?
-            switch submission {
+            switch submission.change {
             case .changeSet(let submitted):
                 changeSet = submitted
+            case .restore(let past):
+                let fragments = runtime.tip.difference(to: past)
+                if fragments.isEmpty {
+                    unchangedAt = runtime.tip.version
+                    return nil
+                }
+                changeSet = ChangeSet(fragments: fragments)
+            case .revert(let fragments, let plannedAt):
+                guard runtime.tip.version == plannedAt else { return .revertOutdated(scope: handle.name) }
+                if fragments.isEmpty {
+                    // The set changed nothing that still differs: nothing to undo.
+                    unchangedAt = runtime.tip.version
+                    return nil
+                }
+                changeSet = ChangeSet(fragments: fragments)
             case .mergePatch(let patch):
                 do throws(MergePatch.Failure) {
                     let translated = try patch.translate(against: runtime.tip, schema: schema)
@@ -142,7 +184,9 @@ extension ScopeEngine {
             case .rejected(let replies):
                 return translation.map { .mergePatchRejected($0.errors(for: replies)) } ?? .changeSetRejected(replies)
             case .accepted(let applied):
-                let payload = ChangeSetPayload(applied, idempotencyKey: idempotency?.key)
+                let payload = ChangeSetPayload(
+                    applied, idempotencyKey: idempotency?.key, origin: submission.origin,
+                    at: ChangeTime.rfc3339(millisecondsSince1970: configuration.wallClock()))
                 let lineage = runtime.stage(applied.state, payload: payload.bytes)
                 let record = idempotency?.record(
                     status: 200, response: payload.acceptedResponse(fragmentCount: fragmentCount))

@@ -1,3 +1,4 @@
+import Foundation
 import JetstreamModel
 
 /// What a ``ScopeEngine`` needs besides its store.
@@ -32,6 +33,9 @@ public struct ScopeEngineConfiguration: Sendable {
     /// validated again on the newer state and retried before it is answered as a store failure
     /// (503). 0 for a store only this node writes.
     public var conflictRetries: Int = 0
+    /// Milliseconds since 1970: the `"at"` recorded with each accepted change set (a test sets a
+    /// manual clock).
+    public var wallClock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
     public init(
         schema: Schema, limits: Limits = Limits(), historyLimit: Int = 10_000, resumeBufferSize: Int = 256,

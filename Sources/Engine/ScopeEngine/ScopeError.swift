@@ -42,6 +42,16 @@ public enum ScopeError: Error, Sendable {
     case historyAhead(since: Int, current: Int)
     /// The store failed; nothing was acknowledged.
     case store(StoreError)
+    /// A read of the past (or a revert) named a version the scope has not reached, or a change set
+    /// its retained history does not hold.
+    case versionNotFound(scope: String, version: Int, current: Int)
+    /// A read of the past named a version older than the retained snapshots and log rebuild.
+    case versionGone(scope: String, version: Int, oldest: Int, current: Int)
+    /// A revert would undo what later change sets build on: nothing was applied.
+    case revertConflict(scope: String, version: Int, conflicts: [RevertConflict])
+    /// The scope kept moving while a revert was planned against its log (planned again, a few
+    /// times, before this is answered).
+    case revertOutdated(scope: String)
 
     /// A sentence a person can act on.
     public var detail: String {
@@ -70,6 +80,17 @@ public enum ScopeError: Error, Sendable {
                 + "the oldest version to read from is \(oldest): GET the scope's state instead"
         case .historyAhead(let since, let current): "since=\(since) is ahead of the scope's version \(current)"
         case .store(let error): "the store failed: \(error)"
+        case .versionNotFound(let scope, let version, let current):
+            version > current
+                ? "scope '\(scope)' is at version \(current); version \(version) does not exist yet"
+                : "scope '\(scope)' retains no change set \(version)"
+        case .versionGone(let scope, let version, let oldest, _):
+            "version \(version) of '\(scope)' is no longer retained; the oldest readable version is \(oldest)"
+        case .revertConflict(let scope, let version, let conflicts):
+            "change set \(version) of '\(scope)' cannot be reverted: \(conflicts.count) later change"
+                + (conflicts.count == 1 ? " builds" : "s build") + " on what it changed; nothing was applied"
+        case .revertOutdated(let scope):
+            "scope '\(scope)' kept changing while the revert was planned; retry"
         }
     }
 
@@ -78,7 +99,7 @@ public enum ScopeError: Error, Sendable {
     /// unknown scopes are not stored; a retry tries again.
     public var isFinalForIdempotency: Bool {
         switch self {
-        case .changeSetRejected, .mergePatchRejected, .versionMismatch: true
+        case .changeSetRejected, .mergePatchRejected, .versionMismatch, .revertConflict: true
         default: false
         }
     }
@@ -123,5 +144,19 @@ public enum VersionCondition: Sendable, Equatable {
         case .none: false
         case .versions(let versions): versions.contains(version)
         }
+    }
+}
+
+/// A later change set that touched what a revert would undo: the object, the property (nil when
+/// the object itself is added or removed by the revert) and the later version.
+public struct RevertConflict: Sendable, Hashable {
+    public var uuid: UUID
+    public var property: String?
+    public var version: Int
+
+    public init(uuid: UUID, property: String?, version: Int) {
+        self.uuid = uuid
+        self.property = property
+        self.version = version
     }
 }

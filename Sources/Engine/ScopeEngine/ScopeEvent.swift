@@ -110,10 +110,14 @@ struct ChangeSetPayload: Sendable {
 
     /// `{"version":V,"fragments":[…],"removed":[…]}`, written by the model core straight from the
     /// applied change set; with `"idempotencyKey":"K"` after the version when the writer sent
-    /// one. The key is part of what is stored, so catch-up and other nodes carry it too.
-    init(_ applied: AppliedChangeSet, idempotencyKey: String? = nil) {
+    /// one, then the origin (`"at"`, `"subject"`, `"restoredFrom"`, `"revertOf"`). All of it is
+    /// part of what is stored, so catch-up, history and other nodes carry it too.
+    init(_ applied: AppliedChangeSet, idempotencyKey: String? = nil, origin: ChangeOrigin? = nil, at time: String = "")
+    {
         var writer = JSONWriter(capacity: 256)
-        applied.writeEvent(to: &writer, idempotencyKey: idempotencyKey)
+        applied.writeEvent(to: &writer, idempotencyKey: idempotencyKey) { writer in
+            origin?.write(at: time, to: &writer)
+        }
         version = applied.state.version
         bytes = writer.bytes
     }

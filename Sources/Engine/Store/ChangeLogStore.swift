@@ -52,6 +52,14 @@ public protocol ChangeLogStore: Sendable {
     /// loads lazily, or reloads after a ``StoreError/versionConflict``.
     func recoverScope(named name: String) async throws(StoreError) -> RecoveredScope?
 
+    /// One live scope as it was at `version` (`nil` when there is none): the newest snapshot at or
+    /// before it and the change sets after that snapshot up to it, read together, so rebuilding a
+    /// past state costs at most a snapshot interval of replay. A `version` ahead of the scope's
+    /// reads its current state: the caller compares with ``RecoveredScope/info``. Throws
+    /// ``StoreError/historyTruncated`` (naming the oldest readable version) when `version` is
+    /// older than what the retained snapshots and log rebuild.
+    func scope(named name: String, at version: Int64) async throws(StoreError) -> RecoveredScope?
+
     /// Calls `body` once per live scope, in name order, with its latest snapshot and the log after it.
     func recover(_ body: (RecoveredScope) throws -> Void) async throws
 
@@ -168,8 +176,10 @@ extension RecoveredScope {
     /// scope's version. A gap is ``StoreError/corrupt(path:message:)`` naming the scope and the
     /// versions (`store` names the file or database), never papered over.
     package init(
-        checking info: ScopeInfo, snapshotVersion: Int64, snapshot: [UInt8], tail: [ChangeRecord], store: String
+        checking info: ScopeInfo, snapshotVersion: Int64, snapshot: [UInt8], tail: [ChangeRecord], store: String,
+        through: Int64? = nil
     ) throws(StoreError) {
+        let through = through ?? info.version
         var expected = snapshotVersion + 1
         for record in tail {
             guard record.version == expected else {
@@ -178,10 +188,11 @@ extension RecoveredScope {
             }
             expected += 1
         }
-        guard expected - 1 == info.version else {
+        guard expected - 1 == through else {
             throw .corrupt(
                 path: store,
-                message: "scope '\(info.name)' is at version \(info.version) but its log ends at \(expected - 1)")
+                message:
+                    "scope '\(info.name)' should be read up to version \(through) but its log ends at \(expected - 1)")
         }
         self.init(info: info, snapshotVersion: snapshotVersion, snapshot: snapshot, tail: tail)
     }

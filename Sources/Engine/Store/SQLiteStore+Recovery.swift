@@ -59,4 +59,46 @@ extension SQLiteStore {
         return try RecoveredScope(
             checking: info, snapshotVersion: snapshotVersion, snapshot: snapshot, tail: tail, store: path)
     }
+
+    public func scope(named name: String, at version: Int64) throws(StoreError) -> RecoveredScope? {
+        try read { connection throws(StoreError) -> RecoveredScope? in
+            let statement = try connection.statement(Self.scopeInfoSelect + " WHERE s.name = ?1 AND s.deleted = 0")
+            try statement.bind(name)
+            guard try statement.step() else {
+                statement.reset()
+                return nil
+            }
+            let info = Self.scopeInfo(statement)
+            let scopeID = statement.int64(5)
+            statement.reset()
+            let through = min(version, info.version)
+            let snapshotStatement = try connection.statement(
+                """
+                SELECT version, payload FROM snapshots WHERE scope_id = ?1 AND version <= ?2
+                ORDER BY version DESC LIMIT 1
+                """)
+            try snapshotStatement.bind(scopeID, through)
+            let found = try snapshotStatement.step()
+            let snapshotVersion = found ? snapshotStatement.int64(0) : nil
+            let snapshot = found ? snapshotStatement.blob(1) : []
+            snapshotStatement.reset()
+            let oldestReadable = try max(
+                info.oldestResumableVersion, oldestSnapshotVersion(connection, scopeID: scopeID))
+            guard let snapshotVersion, through >= oldestReadable else {
+                throw .historyTruncated(scope: name, after: version, oldestResumable: oldestReadable)
+            }
+            let tail = try Self.changeRecords(
+                connection, scopeID: scopeID, after: snapshotVersion, limit: Int(through - snapshotVersion))
+            return try RecoveredScope(
+                checking: info, snapshotVersion: snapshotVersion, snapshot: snapshot, tail: tail, store: path,
+                through: through)
+        }
+    }
+
+    private func oldestSnapshotVersion(_ connection: SQLiteConnection, scopeID: Int64) throws(StoreError) -> Int64 {
+        let statement = try connection.statement("SELECT min(version) FROM snapshots WHERE scope_id = ?1")
+        try statement.bind(scopeID)
+        defer { statement.reset() }
+        return try statement.step() ? statement.optionalInt64(0) ?? Int64.max : Int64.max
+    }
 }

@@ -115,9 +115,24 @@ extension SQLiteWriter {
         }
         try connection.statement("INSERT OR REPLACE INTO snapshots(scope_id, version, payload) VALUES(?1, ?2, ?3)")
             .bind(scope.id, version, snapshot).run()
-        try connection.statement("DELETE FROM snapshots WHERE scope_id = ?1 AND version < ?2").bind(scope.id, version)
-            .run()
+        // Snapshots stay back to the retention base: every version still readable has one at or
+        // before it (reads of the past replay at most a snapshot interval).
+        if let base = try retentionBase(scopeID: scope.id, version: scope.version) {
+            try connection.statement("DELETE FROM snapshots WHERE scope_id = ?1 AND version < ?2").bind(scope.id, base)
+                .run()
+        }
         retentionDue.insert(scope.id)
+    }
+
+    /// The newest snapshot at least `retainedChangeSets` versions old: the log is pruned up to it
+    /// and older snapshots go, so the oldest readable version is exactly the oldest resumable one.
+    /// Nil while no snapshot is that old (nothing is pruned).
+    func retentionBase(scopeID: Int64, version: Int64) throws(StoreError) -> Int64? {
+        let statement = try connection.statement(
+            "SELECT max(version) FROM snapshots WHERE scope_id = ?1 AND version <= ?2")
+        try statement.bind(scopeID, version - Int64(configuration.retainedChangeSets))
+        defer { statement.reset() }
+        return try statement.step() ? statement.optionalInt64(0) : nil
     }
 
     func latestSnapshotVersion(scopeID: Int64) throws(StoreError) -> Int64? {
@@ -127,13 +142,14 @@ extension SQLiteWriter {
         return try statement.step() ? statement.optionalInt64(0) : nil
     }
 
-    /// Deletes at most `budget` of the oldest change sets of a scope beyond the retention bound: keep the
-    /// last N, and everything after the latest snapshot (recovery replays it). `done` when none is left.
+    /// Deletes at most `budget` of the oldest change sets of a scope up to its retention base (the
+    /// newest snapshot at least N versions old): the last N stay, everything after the latest
+    /// snapshot too (recovery replays it), and every retained version has a snapshot at or before
+    /// it (reads of the past). `done` when none is left.
     func pruneScope(id scopeID: Int64, budget: Int) throws(StoreError) -> (deleted: Int, done: Bool) {
         let statement = try connection.statement(
             """
-            SELECT s.version, (SELECT min(version) FROM changes WHERE scope_id = s.id),
-                   (SELECT max(version) FROM snapshots WHERE scope_id = s.id)
+            SELECT s.version, (SELECT min(version) FROM changes WHERE scope_id = s.id)
             FROM scopes s WHERE s.id = ?1 AND s.deleted = 0
             """)
         try statement.bind(scopeID)
@@ -142,10 +158,10 @@ extension SQLiteWriter {
             return (0, true)
         }
         let current = statement.int64(0)
-        let snapshot = statement.optionalInt64(2) ?? lowest - 1
         statement.reset()
-        let bound = min(current - Int64(configuration.retainedChangeSets), snapshot)
-        guard lowest <= bound else { return (0, true) }
+        guard let bound = try retentionBase(scopeID: scopeID, version: current), lowest <= bound else {
+            return (0, true)
+        }
         let upTo = min(bound, lowest + Int64(budget) - 1)
         try connection.statement("DELETE FROM changes WHERE scope_id = ?1 AND version <= ?2").bind(scopeID, upTo).run()
         return (connection.changes, upTo == bound)

@@ -86,6 +86,7 @@ public struct Gateway: Sendable {
         addScopeRoutes(to: &router)
         addChangeSetRoutes(to: &router)
         addObjectRoutes(to: &router)
+        addPastRoutes(to: &router)
         addEventRoutes(to: &router)
         addClientRoutes(to: &router)
         addIndexRoute(to: &router)

@@ -80,15 +80,21 @@ extension AppliedChangeSet {
     /// let data = writer.bytes
     /// ```
     ///
-    /// - Parameter idempotencyKey: the writer's key, written as `"idempotencyKey"` right after the
-    ///   version (change-set identity); nil writes none.
-    public func writeEvent(to writer: inout JSONWriter, idempotencyKey: String? = nil) {
+    /// - Parameters:
+    ///   - idempotencyKey: the writer's key, written as `"idempotencyKey"` right after the version
+    ///     (change-set identity); nil writes none.
+    ///   - annotations: writes more members after those (each starting with `,`): the server's
+    ///     record of when, by whom and why (`"at"`, `"subject"`, `"restoredFrom"`, `"revertOf"`).
+    public func writeEvent(
+        to writer: inout JSONWriter, idempotencyKey: String? = nil, annotations: (inout JSONWriter) -> Void = { _ in }
+    ) {
         writer.writeRaw(#"{"version":"#)
         writer.writeRaw(String(state.version))
         if let idempotencyKey {
             writer.writeRaw(#","idempotencyKey":"#)
             writer.write(string: idempotencyKey)
         }
+        annotations(&writer)
         writer.writeRaw(#","fragments":["#)
         for (index, fragment) in fragments.enumerated() {
             if index > 0 { writer.writeRaw(",") }

@@ -16,8 +16,9 @@ extension Gateway {
         AccessMiddleware(access: access, requirement: requirement, passesGrant: passingGrant ? .always : .never)
     }
 
-    /// Like ``gate(_:passingGrant:)``, passing the grant only to requests that carry `header`
-    /// (the change-set routes need the subject only for an `Idempotency-Key`).
+    /// Like ``gate(_:passingGrant:)``, passing the grant only to requests that carry `header` or
+    /// whose grant names a subject (the write routes need the grant for an `Idempotency-Key`, and
+    /// the subject to record with the change set; an anonymous write skips the copy).
     func gate(_ requirement: Requirement, passingGrantWhenRequestHas header: HTTPField.Name) -> AccessMiddleware {
         AccessMiddleware(access: access, requirement: requirement, passesGrant: .whenRequestHas(header))
     }
@@ -27,11 +28,11 @@ extension Gateway {
         case never, always
         case whenRequestHas(HTTPField.Name)
 
-        func applies(to request: HTTPServerRequest) -> Bool {
+        func applies(to request: HTTPServerRequest, grant: AccessGrant) -> Bool {
             switch self {
             case .never: false
             case .always: true
-            case .whenRequestHas(let name): request.headerFields[name] != nil
+            case .whenRequestHas(let name): grant.subject != nil || request.headerFields[name] != nil
             }
         }
     }
@@ -49,13 +50,13 @@ extension Gateway {
         ) throws -> HTTPServerResponse {
             let access = self.access
             let requirement = self.requirement
-            let passesGrant = self.passesGrant.applies(to: request)
+            let passesGrant = self.passesGrant
             // Resolved only when a rate limit needs it: forwarded-header parsing per request costs.
             let client: @Sendable () -> String = { access.client(of: request, peer: context.remoteAddress) }
             let proceed: @Sendable (Result<AccessGrant, Problem>) throws -> HTTPServerResponse = { result in
                 switch result.flatMap({ Gateway.admit($0, requirement, request, context, client, access) }) {
                 case .success(let grant):
-                    guard passesGrant else { return try next(request, context) }
+                    guard passesGrant.applies(to: request, grant: grant) else { return try next(request, context) }
                     var context = context
                     context.values[AccessGrant.self] = grant
                     return try next(request, context)

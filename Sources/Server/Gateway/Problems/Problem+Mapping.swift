@@ -97,6 +97,25 @@ extension Problem {
         case .store:
             // Safe to retry (with the same Idempotency-Key): nothing was acknowledged.
             self.init(.storeUnavailable, detail: detail, headers: [.retryAfter: "1"])
+        case .versionNotFound(_, _, let current):
+            self.init(.versionNotFound, detail: detail, extensions: ["version": .number(JSONNumber(current))])
+        case .versionGone(_, _, let oldest, let current):
+            self.init(
+                .historyGone, detail: detail,
+                extensions: [
+                    "version": .number(JSONNumber(current)), "oldestVersion": .number(JSONNumber(oldest)),
+                ])
+        case .revertConflict(_, _, let conflicts):
+            let listed: [JSONValue] = conflicts.map { conflict in
+                [
+                    "uuid": .string(conflict.uuid.wireString),
+                    "property": conflict.property.map(JSONValue.string) ?? .null,
+                    "version": .number(JSONNumber(conflict.version)),
+                ]
+            }
+            self.init(.revertConflict, detail: detail, extensions: ["conflicts": .array(listed)])
+        case .revertOutdated:
+            self.init(.serverBusy, detail: detail, headers: [.retryAfter: "1"])
         }
     }
 }

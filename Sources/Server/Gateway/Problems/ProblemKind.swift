@@ -19,6 +19,8 @@ public enum ProblemKind: String, Sendable, CaseIterable {
     case idempotencyKeyReused = "idempotency-key-reused"
     case idempotencyKeyInFlight = "idempotency-key-in-flight"
     case historyGone = "history-gone"
+    case versionNotFound = "version-not-found"
+    case revertConflict = "revert-conflict"
     case payloadTooLarge = "payload-too-large"
     case unsupportedMediaType = "unsupported-media-type"
     case notAcceptable = "not-acceptable"
@@ -56,6 +58,8 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .invalidChangeSet: .unprocessableContent
         case .preconditionFailed: .preconditionFailed
         case .historyGone: .gone
+        case .versionNotFound: .notFound
+        case .revertConflict: .conflict
         case .payloadTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .notAcceptable: .notAcceptable
@@ -87,6 +91,8 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .idempotencyKeyReused: "The idempotency key was used for another request"
         case .idempotencyKeyInFlight: "A request with this idempotency key is in flight"
         case .historyGone: "The requested history is no longer retained"
+        case .versionNotFound: "No such version"
+        case .revertConflict: "Later change sets build on this one"
         case .payloadTooLarge: "The body is too large"
         case .unsupportedMediaType: "Unsupported media type"
         case .notAcceptable: "Not acceptable"

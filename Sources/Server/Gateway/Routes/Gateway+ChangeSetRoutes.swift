@@ -33,11 +33,13 @@ extension Gateway {
                 metrics.countRejected(problem.kind)
                 return problem.response
             case .success(let (handle, changeSet, ifMatch, idempotency)):
+                let origin = ChangeOrigin(subject: context.values[AccessGrant.self]?.subject)
                 if let idempotency {
                     engine.submitOnce(
-                        changeSet, to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: answer)
+                        changeSet, to: handle, ifMatch: ifMatch, idempotency: idempotency, origin: origin,
+                        completion: answer)
                 } else {
-                    engine.submit(changeSet, to: handle, ifMatch: ifMatch, completion: answer)
+                    engine.submit(changeSet, to: handle, ifMatch: ifMatch, origin: origin, completion: answer)
                 }
                 return .deferred
             }

@@ -58,7 +58,9 @@ extension Gateway {
                 metrics.countRejected(problem.kind)
                 return problem.response
             case .success(let (handle, patch, ifMatch, idempotency)):
-                engine.submit(patch, to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: answer)
+                engine.submit(
+                    patch, to: handle, ifMatch: ifMatch, idempotency: idempotency,
+                    origin: ChangeOrigin(subject: context.values[AccessGrant.self]?.subject), completion: answer)
                 return .deferred
             }
         }

@@ -89,7 +89,28 @@ extension Gateway {
         }
 
         router.get("/v1/scopes/{name}", middleware: [gate(.read)]) { request, context in
-            Self.answerOnCurrentCopy(of: context.parameters["name"] ?? "", engine: engine, context: context) {
+            if request.queryValue("version") != nil {
+                // The state at a version: read from the store (a snapshot and at most a snapshot
+                // interval of replay), its ETag that version.
+                return Self.answerAsync(context) { () async throws(Problem) in
+                    let version = try Self.integerQuery(request, "version", fallback: nil, range: 0...Int.max)!
+                    let handle = try await Self.currentHandle(context, engine)
+                    do throws(ScopeError) {
+                        let state = try await engine.state(of: handle, at: version)
+                        if let header = request.headerFields[.ifNoneMatch],
+                            EntityTag.parse(header, allowWeak: true)?.matches(state.version) == true
+                        {
+                            return HTTPServerResponse(
+                                status: .notModified,
+                                headerFields: [.eTag: EntityTag.header(for: state.version), .cacheControl: "no-cache"])
+                        }
+                        return Self.stateResponse(state, for: request)
+                    } catch {
+                        throw Problem(error)
+                    }
+                }
+            }
+            return Self.answerOnCurrentCopy(of: context.parameters["name"] ?? "", engine: engine, context: context) {
                 handle throws(Problem) in
                 var condition: EntityTag.Condition?
                 if let header = request.headerFields[.ifNoneMatch] {
