@@ -1,5 +1,6 @@
 // The shared-canvas demo: the original Jetstream README's canvas of shapes, on jetstream.mjs.
-// Every window on the same address (?scope=NAME, default "demo") edits the same scope. Plain DOM,
+// Every window on the same address (?scope=NAME, default "demo") edits the same scope; Undo
+// reverts this window's last edit, History shows (and restores) the canvas as it was. Plain DOM,
 // no framework, no build step. `window.demo` exposes the scope and a few counters for tests.
 import { openScope } from "../client/jetstream.mjs";
 
@@ -22,6 +23,12 @@ const demo = (window.demo = {
   renders: 0,
   lastRenderAt: 0,
   error: null,
+  /** The version shown from the history (read-only), or null: the live canvas. */
+  viewing: null,
+  /** The versions the history slider offers, oldest first; the last one is live. */
+  versions: [],
+  /** Every message shown, oldest first: `{text, kind}`. */
+  messages: [],
   /** The shapes in the canvas's order, as `{uuid, ...properties}`. */
   shapes() {
     const root = demo.scope.get(demo.scope.rootUUID);
@@ -32,9 +39,11 @@ const demo = (window.demo = {
 
 const cssColor = (color) => (color === null || color === undefined ? "#e5e7eb" : `#${(color >>> 0).toString(16).padStart(8, "0")}`);
 
-function showToast(text) {
+function showToast(text, kind = "error") {
+  demo.messages.push({ text, kind });
   const toast = $("toast");
   toast.textContent = text;
+  toast.classList.toggle("info", kind === "info");
   toast.hidden = false;
   clearTimeout(showToast.timer);
   showToast.timer = setTimeout(() => { toast.hidden = true; }, 5000);
@@ -99,6 +108,12 @@ function removeShape(uuid) {
 
 function render(notification) {
   const scope = demo.scope;
+  if (demo.viewing !== null) {
+    // The past is on screen: the live canvas is drawn again on the way back.
+    if (notification.deleted) showToast("This scope was deleted. Reload to start a new one.");
+    updatePending();
+    return;
+  }
   let rootChanged = false;
   for (const fragment of notification.fragments) {
     if (fragment.uuid === scope.rootUUID) rootChanged = true;
@@ -118,6 +133,7 @@ function updatePending() { $("pending").textContent = `${demo.scope.pendingCount
 // -- selection and the inspector ------------------------------------------------------------------
 
 function select(uuid) {
+  if (demo.viewing !== null) uuid = null;   // the past is read-only
   if (selected) elements.get(selected)?.classList.remove("selected");
   selected = uuid && demo.scope.get(uuid) ? uuid : null;
   if (selected) elements.get(selected)?.classList.add("selected");
@@ -136,7 +152,7 @@ function fillInspector() {
 }
 
 function edit(properties) {
-  if (!selected) return;
+  if (!selected || demo.viewing !== null) return;
   demo.scope.set(selected, properties).catch((rejection) => {
     if (rejection.local) reportRejection(rejection);   // the server's refusals come through onRejected
   });
@@ -157,7 +173,7 @@ function wireInspector() {
 // -- pointer editing: drag to move, the corner to resize --------------------------------------------
 
 function startDrag(event, uuid, mode) {
-  if (event.button !== 0) return;
+  if (event.button !== 0 || demo.viewing !== null) return;
   event.preventDefault();
   select(uuid);
   canvas.focus();
@@ -200,6 +216,7 @@ function startDrag(event, uuid, mode) {
 }
 
 function addShape(kind) {
+  if (demo.viewing !== null) return;
   const bounds = canvas.getBoundingClientRect();
   const width = kind === "oval" ? 110 : 140, height = kind === "oval" ? 110 : 90;
   const count = demo.scope.get(demo.scope.rootUUID).properties.shapes.length;
@@ -215,6 +232,18 @@ function wireToolbar() {
   $("add-rect").addEventListener("click", () => addShape("rect"));
   $("add-oval").addEventListener("click", () => addShape("oval"));
   $("delete").addEventListener("click", () => { if (selected) demo.scope.remove(selected).catch(() => {}); });
+  $("undo").addEventListener("click", undo);
+  $("history-open").addEventListener("click", openHistory);
+  $("history-slider").addEventListener("input", (event) => showVersion(Number(event.target.value)));
+  $("history-live").addEventListener("click", backToLive);
+  $("history-restore").addEventListener("click", restoreShown);
+  document.addEventListener("keydown", (event) => {
+    if ((event.ctrlKey || event.metaKey) && !event.shiftKey && event.key.toLowerCase() === "z"
+        && !(event.target instanceof HTMLInputElement)) {
+      event.preventDefault();
+      undo();
+    }
+  });
   for (const color of COLORS) {
     const swatch = document.createElement("button");
     swatch.type = "button";
@@ -228,6 +257,135 @@ function wireToolbar() {
   canvas.addEventListener("keydown", (event) => {
     if ((event.key === "Delete" || event.key === "Backspace") && selected) demo.scope.remove(selected).catch(() => {});
   });
+}
+
+// -- undo and history -----------------------------------------------------------------------------
+
+async function undo() {
+  if (demo.viewing !== null) return;
+  const scope = demo.scope;
+  if (scope.undoableCount === 0 && scope.pendingCount === 0) { showToast("Nothing to undo.", "info"); return; }
+  $("undo").disabled = true;
+  try {
+    const undone = await scope.undo();
+    const passed = undone?.skipped.filter((skip) => skip.reason === "conflict").length ?? 0;
+    if (undone === null) showToast("Nothing left to undo: other windows have changed what your edits changed.", "info");
+    else if (passed > 0) showToast(`Undone. ${passed} newer edit${passed === 1 ? "" : "s"} of yours could not be undone: changed since by others.`, "info");
+  } catch (error) {
+    showToast(`Undo failed: ${error.message}`);
+  } finally {
+    $("undo").disabled = false;
+  }
+}
+
+/** Every retained version, oldest first: `history()` pages from the start of what is kept. */
+async function retainedVersions() {
+  const records = [];
+  let since = 0;
+  for (;;) {
+    let page;
+    try {
+      page = await demo.scope.history({ since, limit: 1000 });
+    } catch (error) {
+      const oldest = error.problem?.oldestVersion;
+      if (error.status === 410 && Number.isInteger(oldest) && oldest > since) { since = oldest; continue; }
+      throw error;
+    }
+    records.push(...page.changesets);
+    if (page.changesets.length === 0 || records.at(-1).version >= page.version) return records;
+    since = records.at(-1).version;
+  }
+}
+
+async function openHistory() {
+  try {
+    const records = await retainedVersions();
+    if (records.length === 0) { showToast("No history yet: edit the canvas first.", "info"); return; }
+    demo.versions = records;
+    const slider = $("history-slider");
+    slider.max = String(records.length - 1);
+    slider.value = slider.max;
+    $("history").hidden = false;
+    await showVersion(records.length - 1);
+  } catch (error) {
+    showToast(`Could not read the history: ${error.message}`);
+  }
+}
+
+function describeRecord(record, live) {
+  const time = new Date(record.at).toLocaleTimeString();
+  const who = record.subject ?? "anonymous";
+  const what = record.revertOf !== undefined ? ` · undo of v${record.revertOf}`
+    : record.restoredFrom !== undefined ? ` · restore of v${record.restoredFrom}` : "";
+  return `v${record.version}${live ? " (live)" : ""} · ${time} · ${who}${what}`;
+}
+
+/** Shows version `index` of the slider: the newest one is the live canvas, any other the past. */
+async function showVersion(index) {
+  const record = demo.versions[index];
+  if (!record) return;
+  const live = index === demo.versions.length - 1;
+  $("history-info").textContent = describeRecord(record, live);
+  $("history-restore").disabled = live;
+  if (live) { leavePast(); return; }
+  const token = (showVersion.token = (showVersion.token ?? 0) + 1);
+  try {
+    const state = await demo.scope.stateAt(record.version);
+    if (token !== showVersion.token) return;   // the slider moved on meanwhile
+    enterPast(state);
+  } catch (error) {
+    showToast(`Could not show version ${record.version}: ${error.message}`);
+  }
+}
+
+/** Draws a state read with `stateAt`, read-only. */
+function enterPast(state) {
+  select(null);
+  demo.viewing = state.version;
+  document.body.classList.add("past");
+  for (const id of ["add-rect", "add-oval", "undo"]) $(id).disabled = true;
+  for (const uuid of [...elements.keys()]) removeShape(uuid);
+  const objects = new Map(state.fragments.map((fragment) => [fragment.uuid, fragment]));
+  (objects.get(state.rootUUID)?.properties.shapes ?? []).forEach((uuid, index) => {
+    const shape = objects.get(uuid);
+    if (!shape) return;
+    renderShape(uuid, shape.properties);
+    elements.get(uuid).style.zIndex = String(index + 1);
+  });
+  demo.renders += 1;
+}
+
+/** Back to the live canvas, drawn again from the scope. */
+function leavePast() {
+  showVersion.token = (showVersion.token ?? 0) + 1;
+  if (demo.viewing === null) return;
+  demo.viewing = null;
+  document.body.classList.remove("past");
+  for (const id of ["add-rect", "add-oval", "undo"]) $(id).disabled = false;
+  for (const uuid of [...elements.keys()]) removeShape(uuid);
+  renderOrder();
+  demo.renders += 1;
+}
+
+function backToLive() {
+  leavePast();
+  $("history").hidden = true;
+}
+
+async function restoreShown() {
+  const version = demo.viewing;
+  if (version === null) return;
+  $("history-restore").disabled = true;
+  try {
+    const answer = await demo.scope.restore(version);
+    backToLive();
+    showToast(answer.fragments.length + answer.removed.length > 0
+      ? `Restored version ${version}: it is the live canvas now (Undo takes it back).`
+      : `The live canvas already is version ${version}.`, "info");
+  } catch (error) {
+    $("history-restore").disabled = false;
+    showToast(`Could not restore version ${version}: ${error.message}`);
+  }
 }
 
 // -- start ------------------------------------------------------------------------------------------
