@@ -85,6 +85,27 @@ struct UndoTests {
         }
     }
 
+    @Test("a retried undo sends the same Idempotency-Key and is applied once")
+    func retriedUndo() async throws {
+        try await LiveHarness.run { live in
+            try await live.seed(labels: ["s"])
+            let transport = FaultyTransport()
+            let ada = try await live.peer(transport: transport, clientID: "ada")
+            ada.canvas.shapes[0].x = 70
+            try await live.waitUntilConverged([ada])
+            let own = try await ownVersions(live, "ada")
+            // The revert reaches the server, its answer is lost: the sync sends it again.
+            transport.loseAnswers(1)
+            let undone = try #require(try await ada.sync.undo())
+            #expect(undone.revertOf == own[0])
+            #expect(transport.answers["ada:undo:\(own[0])"] == [200, 200], "the same key twice, replayed")
+            let reverts = try await live.api.changeSets(of: live.scopeName).filter { $0["revertOf"] != nil }
+            #expect(reverts.count == 1, "one revert on the server")
+            try await live.waitUntilConverged([ada])
+            #expect(ada.canvas.shapes[0].x == 0)
+        }
+    }
+
     @Test("restore sets the scope back to a version; undo reverts the restore")
     func restoreAndUndo() async throws {
         try await LiveHarness.run { live in
