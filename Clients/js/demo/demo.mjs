@@ -269,8 +269,9 @@ async function undo() {
   try {
     const undone = await scope.undo();
     const passed = undone?.skipped.filter((skip) => skip.reason === "conflict").length ?? 0;
-    if (undone === null) showToast("Nothing left to undo: other windows have changed what your edits changed.", "info");
-    else if (passed > 0) showToast(`Undone. ${passed} newer edit${passed === 1 ? "" : "s"} of yours could not be undone: changed since by others.`, "info");
+    // A later edit that touched the same properties (or objects) keeps an edit from being undone.
+    if (undone === null) showToast("Nothing left to undo: later edits build on what yours changed.", "info");
+    else if (passed > 0) showToast(`Undone. ${passed} newer edit${passed === 1 ? "" : "s"} of yours could not be undone: later edits build on ${passed === 1 ? "it" : "them"}.`, "info");
   } catch (error) {
     showToast(`Undo failed: ${error.message}`);
   } finally {
