@@ -103,6 +103,20 @@ extension ScopeEngine {
         }
     }
 
+    /// Answers `idempotency` from its stored outcome when the store has one (true), before any
+    /// work the outcome would make moot; false when the key is new, or the read failed (the
+    /// request then goes through ``submitOnce(_:to:ifMatch:idempotency:completion:)``, which
+    /// looks again under the key's in-flight guard).
+    func answeredFromStore(
+        _ idempotency: IdempotencyKey, of handle: ScopeHandle, completion: @Sendable (SubmitOutcome) -> Void
+    ) async -> Bool {
+        guard let stored = try? await store.idempotencyRecord(scope: handle.name, key: idempotency.storageKey) else {
+            return false
+        }
+        answer(idempotency, with: stored, finish: completion)
+        return true
+    }
+
     /// A stored outcome answered again (same request) or the key refused (another request).
     private func answer(
         _ idempotency: IdempotencyKey, with stored: IdempotencyRecord, finish: @Sendable (SubmitOutcome) -> Void

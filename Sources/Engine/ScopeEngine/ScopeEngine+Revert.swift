@@ -30,6 +30,9 @@ extension ScopeEngine {
         var origin = origin
         origin.revertOf = version
         Task {
+            // A retry of a revert already decided is answered from its key before any planning:
+            // planned again, it would conflict with the revert its first request made.
+            if let idempotency, await answeredFromStore(idempotency, of: handle, completion: completion) { return }
             var handle = handle
             for attempt in 1...Self.revertAttempts {
                 let plan: RevertPlan
@@ -39,8 +42,11 @@ extension ScopeEngine {
                     return completion(.rejected(error))
                 }
                 if !plan.conflicts.isEmpty {
-                    return completion(
-                        .rejected(.revertConflict(scope: handle.name, version: version, conflicts: plan.conflicts)))
+                    let conflict = ScopeError.revertConflict(
+                        scope: handle.name, version: version, conflicts: plan.conflicts)
+                    // Final for its key, as a refused change set is: a retry gets the same 409.
+                    guard let idempotency else { return completion(.rejected(conflict)) }
+                    return recordRejection(conflict, idempotency: idempotency, of: handle, completion: completion)
                 }
                 let submission = Submission(
                     .revert(fragments: plan.fragments, plannedAt: plan.plannedAt), origin: origin)
@@ -98,14 +104,21 @@ extension ScopeEngine {
                 properties[fragment.uuid, default: []].formUnion(fragment.properties.map(\.key))
             }
         }
-        var conflicts: [RevertConflict] = []
+        // Later change sets and what each would conflict on, in version order; a later set that a
+        // later revert cancelled leaves with that revert (an add, a move, an undo of the move:
+        // the add can still be undone). A revert of such a revert re-applies: it stays.
+        var live: [(version: Int, conflicts: [RevertConflict])] = []
         var plannedAt = version
         var records = page.records.dropFirst()
         while true {
             for record in records {
                 plannedAt = Int(record.version)
-                guard conflicts.count < Self.maxRevertConflicts else { continue }
-                conflicts += Self.conflicts(of: record, with: properties, wholes: wholes)
+                let (found, revertOf) = Self.conflicts(of: record, with: properties, wholes: wholes)
+                if let revertOf, let cancelled = live.firstIndex(where: { $0.version == revertOf }) {
+                    live.remove(at: cancelled)
+                } else if !found.isEmpty {
+                    live.append((plannedAt, found))
+                }
             }
             guard plannedAt < Int(page.currentVersion) else { break }
             page = try await logPage(of: name, after: plannedAt)
@@ -113,7 +126,8 @@ extension ScopeEngine {
             records = page.records[...]
         }
         return RevertPlan(
-            fragments: fragments, plannedAt: plannedAt, conflicts: Array(conflicts.prefix(Self.maxRevertConflicts)))
+            fragments: fragments, plannedAt: plannedAt,
+            conflicts: Array(live.flatMap(\.conflicts).prefix(Self.maxRevertConflicts)))
     }
 
     private func logPage(of name: String, after version: Int) async throws(ScopeError) -> ChangePage {
@@ -144,10 +158,12 @@ extension ScopeEngine {
 
     /// Where a later logged change set touches what the revert writes: a property it writes too,
     /// or any property, the addition or the removal of an object the revert adds or removes.
+    /// Also returns the change set `record` reverted, if it is a revert.
     static func conflicts(
         of record: ChangeRecord, with properties: [UUID: Set<String>], wholes: Set<UUID>
-    ) -> [RevertConflict] {
-        guard let payload = try? JSONParser.parse(record.payload) else { return [] }
+    ) -> (conflicts: [RevertConflict], revertOf: Int?) {
+        guard let payload = try? JSONParser.parse(record.payload) else { return ([], nil) }
+        let revertOf = payload["revertOf"]?.number?.int64Value.map(Int.init)
         let version = Int(record.version)
         var found: [RevertConflict] = []
         for fragment in payload["fragments"]?.array ?? [] {
@@ -167,6 +183,6 @@ extension ScopeEngine {
             else { continue }
             found.append(RevertConflict(uuid: uuid, property: nil, version: version))
         }
-        return found
+        return (found, revertOf)
     }
 }
