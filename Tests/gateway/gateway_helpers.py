@@ -15,6 +15,15 @@ ETAG = re.compile(r'^"([0-9]+)"$')
 LOWER_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 SHAPE_DEFAULTS = {"width": 100, "height": 100, "color": None, "label": "", "kind": "rect"}
 MERGE_PATCH = "application/merge-patch+json"
+# A change set's `at`: server time, RFC 3339 UTC with milliseconds.
+CHANGESET_AT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def as_event(answer: dict) -> dict:
+    """The `changeset` event (and history entry) an accepted change set's answer promises:
+    the answer without its `fragmentReplies`, every other member (`at`, `subject`, …) equal."""
+    assert CHANGESET_AT.match(answer["at"]) and "subject" in answer, answer
+    return {key: value for key, value in answer.items() if key != "fragmentReplies"}
 
 
 def new_uuid() -> str:

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from gateway_helpers import (SHAPE_DEFAULTS, Api, add, assert_problem, assert_rejected, change,
-                             etag_version, new_uuid, objects_of, scope_name, shapes_of)
+from gateway_helpers import (SHAPE_DEFAULTS, Api, add, as_event, assert_problem, assert_rejected,
+                             change, etag_version, new_uuid, objects_of, scope_name, shapes_of)
 from sse_stream import SSEStream
 
 
@@ -291,8 +291,9 @@ def test_a_rejected_set_emits_no_event(api, server):
         accepted = api.apply(name, [change(shape, "Shape", x=4)])
         event = stream.expect_event()
         assert (event.type, event.id) == ("changeset", str(version + 1))
-        assert event.json() == {"version": version + 1, "fragments": accepted["fragments"],
-                                "removed": []}
+        assert event.json() == {"version": version + 1, "at": accepted["at"],
+                                "subject": accepted["subject"],
+                                "fragments": accepted["fragments"], "removed": []}
 
 
 # -- history -----------------------------------------------------------------------------------
@@ -304,9 +305,7 @@ def test_history_lists_the_accepted_sets_after_a_version_oldest_first(api):
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["version"] == answers[-1]["version"]
-    assert body["changesets"] == [
-        {"version": a["version"], "fragments": a["fragments"], "removed": a["removed"]}
-        for a in answers]
+    assert body["changesets"] == [as_event(a) for a in answers]
     tail = api.history(name, answers[1]["version"]).json()["changesets"]
     assert [c["version"] for c in tail] == [answers[2]["version"], answers[3]["version"]]
     assert api.history(name, answers[-1]["version"]).json()["changesets"] == []

@@ -7,7 +7,8 @@ import time
 
 import httpx
 
-from gateway_helpers import Api, add, change, new_uuid, objects_of, scope_name
+from gateway_helpers import (CHANGESET_AT, Api, add, as_event, change, new_uuid, objects_of,
+                             scope_name)
 from sse_stream import SSEStream
 
 SHAPES_PER_SET = 2
@@ -119,12 +120,13 @@ def check_after_restart(server, created: dict[str, int], writers: list[Writer]) 
         versions = [c["version"] for c in history["changesets"]]
         # Contiguous from creation to the current version.
         assert versions == list(range(created[name] + 1, state["version"] + 1))
+        # Every stored set, answered or not, kept its server time and (anonymous) subject.
+        for c in history["changesets"]:
+            assert CHANGESET_AT.match(c["at"]) and c["subject"] is None, c
         # Every answered change set is there, exactly as answered.
         by_version = {c["version"]: c for c in history["changesets"]}
         for answer, _ in answered:
-            assert by_version[answer["version"]] == {
-                "version": answer["version"], "fragments": answer["fragments"],
-                "removed": answer["removed"]}
+            assert by_version[answer["version"]] == as_event(answer)
         # The state holds every shape of every stored set, none partially.
         shapes = objects_of(state)[state["rootUUID"]]["properties"]["shapes"]
         stored = [f["uuid"] for c in history["changesets"] for f in c["fragments"]

@@ -6,17 +6,12 @@ import time
 
 import pytest
 
-from gateway_helpers import Api, add, assert_problem, change, new_uuid, scope_name
+from gateway_helpers import Api, add, as_event, assert_problem, change, new_uuid, scope_name
 from sse_stream import SSEStream
 
 
 def events_path(name: str, query: str = "") -> str:
     return f"/v1/scopes/{name}/events" + (f"?{query}" if query else "")
-
-
-def as_event(answer: dict) -> dict:
-    return {"version": answer["version"], "fragments": answer["fragments"],
-            "removed": answer["removed"]}
 
 
 def test_stream_starts_with_retry_and_a_snapshot_of_the_state(api, server):

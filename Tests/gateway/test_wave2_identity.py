@@ -58,8 +58,9 @@ def test_a_keyed_post_carries_its_key_in_the_answer_and_the_event(api, server):
         event = changeset_event(stream)
     assert body["idempotencyKey"] == key
     assert body["version"] == etag_version(response) == state["version"] + 1
-    assert event == {"version": body["version"], "fragments": body["fragments"],
-                     "removed": body["removed"], "idempotencyKey": key}
+    assert event == {"version": body["version"], "idempotencyKey": key, "at": body["at"],
+                     "subject": body["subject"], "fragments": body["fragments"],
+                     "removed": body["removed"]}
 
 
 def test_an_unkeyed_post_carries_no_key_anywhere(api, server):
@@ -68,7 +69,8 @@ def test_an_unkeyed_post_carries_no_key_anywhere(api, server):
         body = api.apply(name, [change(state["rootUUID"], "Canvas", name="anonymous write")])
         event = changeset_event(stream)
     assert "idempotencyKey" not in body
-    assert event == {"version": body["version"], "fragments": body["fragments"], "removed": []}
+    assert event == {"version": body["version"], "at": body["at"], "subject": body["subject"],
+                     "fragments": body["fragments"], "removed": []}
 
 
 def test_the_key_is_the_text_between_the_quotes_of_a_structured_field_string(api, server):
@@ -108,8 +110,9 @@ def test_a_keyed_patch_carries_its_key_in_the_answer_and_the_event(api, server):
         event = changeset_event(stream)
     body = response.json()
     assert body["idempotencyKey"] == key
-    assert event == {"version": body["version"], "fragments": body["fragments"],
-                     "removed": body["removed"], "idempotencyKey": key}
+    assert event == {"version": body["version"], "idempotencyKey": key, "at": body["at"],
+                     "subject": body["subject"], "fragments": body["fragments"],
+                     "removed": body["removed"]}
 
 
 def test_a_resumed_stream_still_carries_the_key(api, server):
@@ -123,8 +126,9 @@ def test_a_resumed_stream_still_carries_the_key(api, server):
     with SSEStream(server.url, f"/v1/scopes/{name}/events",
                    {"Last-Event-ID": str(state["version"])}) as stream:
         events = [changeset_event(stream), changeset_event(stream)]
-    assert events[0] == {"version": body["version"], "fragments": body["fragments"],
-                         "removed": [], "idempotencyKey": key}
+    assert events[0] == {"version": body["version"], "idempotencyKey": key, "at": body["at"],
+                         "subject": body["subject"], "fragments": body["fragments"],
+                         "removed": []}
     assert events[1]["version"] == unkeyed["version"] and "idempotencyKey" not in events[1]
 
 

@@ -87,8 +87,9 @@ def test_concurrent_inserts_without_if_match_all_land_exactly_once(api, server):
         answer_at[version] = answer
         assert answer["fragmentReplies"] == [{}, {}]
         # The broadcast change set is the answered one.
-        assert events[version] == {"version": version, "fragments": answer["fragments"],
-                                   "removed": []}
+        assert events[version] == {"version": version, "at": answer["at"],
+                                   "subject": answer["subject"],
+                                   "fragments": answer["fragments"], "removed": []}
     # Applied in version order, each answer's collection value gives the array at its version:
     # an append as an operation against the version before (the whole array only while shorter).
     shapes: list[str] = []
@@ -307,11 +308,11 @@ def test_answer_event_and_history_carry_the_operation_against_the_version_before
                                       "properties": {"shapes": {"insert": [x], "before": b}}}
     assert shapes_of(api.state(name)) == [a, x, b, c]
     assert (event.type, event.id) == ("changeset", str(answer["version"]))
-    assert event.json() == {"version": answer["version"], "fragments": answer["fragments"],
-                            "removed": []}
+    answered = {"version": answer["version"], "at": answer["at"], "subject": answer["subject"],
+                "fragments": answer["fragments"], "removed": []}
+    assert event.json() == answered
     [logged] = api.history(name, answer["version"] - 1).json()["changesets"]
-    assert logged == {"version": answer["version"], "fragments": answer["fragments"],
-                      "removed": []}
+    assert logged == answered
     # A subscriber resuming gets the same operation; a new one gets whole arrays in its snapshot.
     with SSEStream(server.url, f"/v1/scopes/{name}/events",
                    {"Last-Event-ID": str(answer["version"] - 1)}) as resumed:

@@ -218,7 +218,8 @@ def test_one_version_and_one_event_per_patch(api, server):
         assert body["version"] == int(snapshot.id) + 1
         event = stream.expect_event()
         assert (event.type, event.id) == ("changeset", str(body["version"]))
-        assert event.json() == {"version": body["version"], "fragments": body["fragments"],
+        assert event.json() == {"version": body["version"], "at": body["at"],
+                                "subject": body["subject"], "fragments": body["fragments"],
                                 "removed": []}
         # The next event is the next write's: the patch made no other change set.
         later = api.apply(name, [change(root, "Canvas", name="after")])
