@@ -6,9 +6,6 @@ retention) and a bounded concurrent mix of reverts, restores and writes.
 Servers run with a small `--snapshot-interval` so that reads of the past cross snapshots, and the
 retention tests with a small `--history-limit` so that pruning happens (demo schema:
 Canvas{name, shapes: [Shape]}, Shape{x, y, width, height, color, label, kind}).
-
-Tests marked xfail(strict=True) assert the documented contract where the server currently answers
-otherwise; each reason names the request, what the contract says and what the server does.
 """
 from __future__ import annotations
 
@@ -596,10 +593,6 @@ def test_restore_with_an_idempotency_key_is_applied_once_and_replayed(past):
     assert past.state(name)["version"] == moved["version"] + 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "server bug: a restore that changed nothing (200, current version) is not recorded under its "
-    "Idempotency-Key; retried with the same key after the scope moved on, it is applied as a new "
-    "version instead of replaying the first answer (Idempotent-Replayed: true)"))
 def test_a_no_op_restore_retried_with_its_key_replays(past):
     name, target, _ = restore_scenario(past)
     restore(past, name, target["version"])
@@ -651,10 +644,6 @@ def test_restore_of_a_pruned_version_is_410_with_the_oldest_version(pruning):
     assert objects_of(api.state(name)) == expected
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "server bug: POST /restore {version:N} with Idempotency-Key K, answered 200; N is then pruned; "
-    "the retry with K answers 410 history-gone (the target is resolved before the key is looked "
-    "up) instead of replaying the 200 with Idempotent-Replayed: true"))
 def test_a_restore_retried_after_its_target_was_pruned_replays(pruning):
     _, api = pruning
     name, target, moved = restore_scenario(api)
@@ -780,9 +769,6 @@ def test_revert_of_a_version_that_is_no_retained_change_set_is_404(past):
     assert_problem(revert(past, name, "abc"), 400)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "contract: POST /v1/scopes/{name}/changesets/0/revert is 404 /problems/version-not-found "
-    "(version 0 is no change set); the server answers 400 /problems/bad-request"))
 def test_revert_of_version_zero_is_404_version_not_found(past):
     name, _ = past.create_canvas()
     past.add_shapes(name)

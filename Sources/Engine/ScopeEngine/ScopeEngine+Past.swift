@@ -57,6 +57,8 @@ extension ScopeEngine {
         origin: ChangeOrigin = ChangeOrigin(), completion: @escaping @Sendable (SubmitOutcome) -> Void
     ) {
         Task {
+            // A retry is answered from its key first: its target may have been pruned since.
+            if let idempotency, await answeredFromStore(idempotency, of: handle, completion: completion) { return }
             let past: ScopeState
             do throws(ScopeError) {
                 past = try await pastOrCurrentState(of: handle, at: version)

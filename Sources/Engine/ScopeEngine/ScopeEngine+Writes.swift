@@ -225,10 +225,26 @@ extension ScopeEngine {
                     completion: completion), on: handle)
         }
         if let unchangedAt {
-            completion(
-                .accepted(
-                    body: Array(#"{"version":\#(unchangedAt),"fragmentReplies":[],"fragments":[],"removed":[]}"#.utf8),
-                    version: unchangedAt))
+            if !judgedAtStoreHead, store is any SharedChangeLogStore {
+                // "Nothing to change" judged on a copy that may be behind the store: judged again
+                // after a catch-up, as a refusal would be.
+                return queue(
+                    Revalidation(
+                        submission: submission, ifMatch: ifMatch, idempotency: idempotency, attempt: attempt,
+                        completion: completion), on: handle)
+            }
+            let body = Array(#"{"version":\#(unchangedAt),"fragmentReplies":[],"fragments":[],"removed":[]}"#.utf8)
+            guard let idempotency else { return completion(.accepted(body: body, version: unchangedAt)) }
+            // Stored under its key like any outcome, so a retry replays it even after the scope
+            // moved on (no version is logged with it).
+            let logger = self.logger
+            store.recordRejection(scope: handle.name, idempotency.record(status: 200, response: body)) { result in
+                if case .failure(let failure) = result {
+                    logger.warning(
+                        "idempotency record not stored", metadata: ["scope": "\(handle.name)", "error": "\(failure)"])
+                }
+                completion(.accepted(body: body, version: unchangedAt))
+            }
             return
         }
         guard let rejection else { return }

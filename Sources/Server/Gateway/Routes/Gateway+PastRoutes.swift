@@ -70,8 +70,13 @@ extension Gateway {
             return Self.answerAsync(context) { () async throws(Problem) in
                 let handle = try await Self.currentHandle(context, engine)
                 let text = context.parameters["version"] ?? ""
-                guard let version = Int(text), version > 0 else {
-                    throw Problem(.badRequest, detail: "'\(text.prefix(32))' is not a change-set version (1 or more)")
+                guard let version = Int(text) else {
+                    throw Problem(.badRequest, detail: "'\(text.prefix(32))' is not a change-set version")
+                }
+                guard version > 0 else {
+                    // Version 0 is a creation, never a change set: nothing to revert.
+                    throw Problem(
+                        ScopeError.versionNotFound(scope: handle.name, version: version, current: handle.version))
                 }
                 guard request.body.isEmpty || (try? JSONParser.parse(request.body))?.object?.isEmpty == true else {
                     throw Problem(.badRequest, detail: "a revert takes no body (or {})")
