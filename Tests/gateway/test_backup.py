@@ -200,6 +200,67 @@ def test_a_backup_under_writes_is_one_instant_and_a_restored_copy_serves_its_ver
 
 
 @pytest.mark.embedded_store
+def test_a_backup_under_four_writers_serves_the_originals_state_at_each_printed_version(
+        start_server, jetstream_bin, tmp_path):
+    """Four writers, each on its own scope and all on a shared one, while `jetstream backup` runs:
+    the restored copy serves, for every scope, exactly the state the original answers for
+    `?version=` the printed version (docs/history.md), byte for byte."""
+    server = start_server("--snapshot-interval", "7")
+    api = Api(server.url)
+    own = create_scopes(api, 4)
+    shared, shared_state = api.create_canvas()
+    stop = threading.Event()
+    counts = [0] * 4
+    failures: list[str] = []
+
+    def write(index: int, name: str, root: str) -> None:
+        deadline = time.monotonic() + MAX_WRITE_SECONDS
+        with httpx.Client(base_url=server.url, timeout=60.0) as http:
+            for step in range(MAX_WRITES):
+                if stop.is_set() or time.monotonic() > deadline:
+                    return
+                target, target_root = (shared, shared_state["rootUUID"]) if step % 2 else (name, root)
+                uuid = new_uuid()
+                fragments = [add(uuid, "Shape", x=step, y=index),
+                             change(target_root, "Canvas", shapes={"insert": [uuid], "before": None})]
+                response = http.post(f"/v1/scopes/{target}/changesets", json={"fragments": fragments})
+                if response.status_code != 200:
+                    failures.append(f"{target}: {response.status_code} {response.text[:300]}")
+                    return
+                counts[index] += 1
+
+    writers = [threading.Thread(target=write, args=(i, name, state["rootUUID"]), daemon=True)
+               for i, (name, state) in enumerate(own.items())]
+    for writer in writers:
+        writer.start()
+    try:
+        wait_until(lambda: min(counts) >= 20 or failures, 120, lambda: f"writes {counts}; {failures}")
+        printed = backup(jetstream_bin, server.data_dir, tmp_path / "four.sqlite")
+        wait_until(lambda: min(counts) >= 40 or failures, 120, lambda: f"writes {counts}; {failures}")
+    finally:
+        stop.set()
+        for writer in writers:
+            writer.join(timeout=120)
+    assert not failures, failures
+    data_dir = tmp_path / "four-restored"
+    assert restore(jetstream_bin, tmp_path / "four.sqlite", data_dir) == printed
+    restored = start_server(data_dir=data_dir)
+    copy = Api(restored.url)
+    try:
+        for name in [*own, shared]:
+            original = api.http.get(f"/v1/scopes/{name}", params={"version": printed[name]})
+            assert original.status_code == 200, original.text
+            served = copy.http.get(f"/v1/scopes/{name}")
+            assert served.headers["etag"] == f'"{printed[name]}"'
+            assert served.content == original.content, f"{name} at {printed[name]} differs from the original's"
+            # The original moved on past the copy for every scope.
+            assert api.state(name)["version"] > printed[name]
+    finally:
+        copy.close()
+        api.close()
+
+
+@pytest.mark.embedded_store
 def test_a_backup_of_an_idle_server_restores_byte_for_byte_with_its_keys_and_not_its_deleted_scopes(
         start_server, jetstream_bin, tmp_path):
     server = start_server()
@@ -328,6 +389,11 @@ def test_pg_dump_under_writes_restored_with_pg_restore_serves_one_instant(
     copy = Api(restored.url)
     try:
         versions = {name: copy.state(name)["version"] for name in created}
+        # Each restored scope serves exactly the original's state at its version.
+        for name, version in versions.items():
+            past = original.http.get(f"/v1/scopes/{name}", params={"version": version})
+            assert past.status_code == 200, past.text
+            assert copy.http.get(f"/v1/scopes/{name}").content == past.content, name
         check_prefix(versions, created, order, before, after)
         check_restored(restored.url, original, versions, created, order)
     finally:
