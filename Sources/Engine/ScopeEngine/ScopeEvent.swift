@@ -29,6 +29,7 @@ public final class ScopeEvent: Sendable {
     /// One line of JSON.
     public let payload: [UInt8]
     private let framing = Mutex<(any Sendable)?>(nil)
+    private let sharedFraming = Mutex<(any Sendable)?>(nil)
 
     public init(kind: Kind, version: Int?, payload: [UInt8]) {
         self.kind = kind
@@ -42,6 +43,16 @@ public final class ScopeEvent: Sendable {
         if let cached = framing.withLock({ $0 }) as? Encoding { return cached }
         let made = encode(self)
         framing.withLock { $0 = made }
+        return made
+    }
+
+    /// A second transport encoding, kept beside ``encoded(by:)``'s: the part of the event that
+    /// streams carrying several scopes share (the gateway's scope-tagged data line), while each
+    /// such stream frames its own `id:`.
+    public func sharedEncoding<Encoding: Sendable>(by encode: (ScopeEvent) -> Encoding) -> Encoding {
+        if let cached = sharedFraming.withLock({ $0 }) as? Encoding { return cached }
+        let made = encode(self)
+        sharedFraming.withLock { $0 = made }
         return made
     }
 

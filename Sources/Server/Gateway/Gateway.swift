@@ -88,6 +88,7 @@ public struct Gateway: Sendable {
         addObjectRoutes(to: &router)
         addPastRoutes(to: &router)
         addEventRoutes(to: &router)
+        addManyScopesRoute(to: &router)
         addClientRoutes(to: &router)
         addIndexRoute(to: &router)
         addPreflightRoutes(to: &router)

@@ -94,6 +94,7 @@ public final class GatewayServer: Sendable {
         var policy = configuration.access
         policy.maxStreams = configuration.limits.maxStreams
         policy.maxStreamsPerClient = configuration.limits.maxStreamsPerClient
+        policy.maxScopesPerStream = configuration.limits.maxScopesPerStream
         let access: AccessControl
         do {
             access = try await AccessControl.make(policy: policy)

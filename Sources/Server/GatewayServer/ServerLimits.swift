@@ -27,6 +27,8 @@ public struct ServerLimits: Sendable, Hashable {
     public var maxStreams = 10_000
     /// Open event streams per client.
     public var maxStreamsPerClient = 100
+    /// Distinct scopes one `GET /v1/events` stream may carry (`--max-scopes-per-stream`).
+    public var maxScopesPerStream = 256
     /// Unsent bytes per event stream before the subscriber is dropped (`event: error`, slow-consumer).
     public var maxPendingBytes = 1 << 20
     /// Most change sets one history request returns.

@@ -50,6 +50,8 @@ struct AccessOptions: ParsableArguments {
     var maxStreamsPerClient = EnvironmentDefault.value("JETSTREAM_MAX_STREAMS_PER_CLIENT", 100)
     @Option(help: "Open event streams in total. [JETSTREAM_MAX_STREAMS]")
     var maxStreams = EnvironmentDefault.value("JETSTREAM_MAX_STREAMS", 10_000)
+    @Option(help: "Distinct scopes one GET /v1/events stream may carry. [JETSTREAM_MAX_SCOPES_PER_STREAM]")
+    var maxScopesPerStream = EnvironmentDefault.value("JETSTREAM_MAX_SCOPES_PER_STREAM", 256)
     @Option(
         help:
             "Seconds after which an event stream is closed for the client to resume; 0 = never. [JETSTREAM_STREAM_MAX_AGE]"
@@ -59,8 +61,9 @@ struct AccessOptions: ParsableArguments {
     func validate() throws {
         guard rateLimit >= 0 else { throw ValidationError("--rate-limit must be ≥ 0") }
         if let rateBurst, rateBurst < 1 { throw ValidationError("--rate-burst must be at least 1") }
-        guard maxStreamsPerClient >= 1, maxStreams >= 1 else {
-            throw ValidationError("--max-streams and --max-streams-per-client must be at least 1")
+        guard maxStreamsPerClient >= 1, maxStreams >= 1, maxScopesPerStream >= 1 else {
+            throw ValidationError(
+                "--max-streams, --max-streams-per-client and --max-scopes-per-stream must be at least 1")
         }
         guard streamMaxAge >= 0 else { throw ValidationError("--stream-max-age must be ≥ 0") }
         do {

@@ -49,6 +49,7 @@ extension ServeCommand {
             ("cors-origin", list(access.corsOrigin)), ("cors-credentials", access.corsCredentials),
             ("trusted-proxy", list(access.trustedProxy)), ("rate-limit", access.rateLimit), ("rate-burst", rateBurst),
             ("max-streams-per-client", access.maxStreamsPerClient), ("max-streams", access.maxStreams),
+            ("max-scopes-per-stream", access.maxScopesPerStream),
             ("stream-max-age", access.streamMaxAge),
         ]
     }

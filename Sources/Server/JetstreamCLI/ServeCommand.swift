@@ -223,6 +223,7 @@ struct ServeCommand: AsyncParsableCommand {
         limits.maxUnsentBytes = maxUnsentBytes
         limits.maxStreams = accessOptions.maxStreams
         limits.maxStreamsPerClient = accessOptions.maxStreamsPerClient
+        limits.maxScopesPerStream = accessOptions.maxScopesPerStream
         return limits
     }
 

@@ -73,6 +73,8 @@ public struct AccessPolicy: Sendable {
     /// Open event streams per client and in all (``GatewayServer/ServerLimits`` sets both).
     public var maxStreamsPerClient = 100
     public var maxStreams = 10_000
+    /// Distinct scopes one many-scope stream (`GET /v1/events`) may carry.
+    public var maxScopesPerStream = 256
     /// Event streams are ended with `event: closing` after this long (clients resume); nil: never.
     public var streamMaxAge: Duration?
     public var cors = CORSPolicy()

@@ -32,6 +32,40 @@ public enum SSEFrame {
         return EncodedEvent(payload: bytes)
     }
 
+    /// An event with an opaque `id:` (a many-scope stream's positions) and prepared data.
+    static func frame(name: String, id: String?, data: [UInt8]) -> EncodedEvent {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(data.count + name.utf8.count + (id?.utf8.count ?? 0) + 24)
+        bytes.append(contentsOf: "event: \(name)\n".utf8)
+        if let id { bytes.append(contentsOf: "id: \(id)\n".utf8) }
+        bytes.append(contentsOf: "data: ".utf8)
+        bytes.append(contentsOf: data)
+        bytes.append(contentsOf: "\n\n".utf8)
+        return EncodedEvent(payload: bytes)
+    }
+
+    /// The event's JSON with `"scope":"<name>"` first, for streams carrying several scopes: made
+    /// once per event (``ScopeEngine/ScopeEvent/sharedEncoding(by:)``; an event is of one scope)
+    /// and shared by all of them.
+    static func scopeTagged(_ event: ScopeEvent, scope: String) -> [UInt8] {
+        event.sharedEncoding { event in ScopeTaggedData(bytes: tag(event.payload, scope: scope)) }.bytes
+    }
+
+    /// `{"scope":"<name>",…}` from a JSON object's bytes, without parsing them.
+    static func tag(_ json: [UInt8], scope: String) -> [UInt8] {
+        var writer = JSONWriter(capacity: json.count + scope.utf8.count + 16)
+        writer.writeRaw(#"{"scope":"#)
+        writer.write(string: scope)
+        var bytes = writer.bytes
+        if json.count > 2 { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(contentsOf: json.dropFirst())
+        return bytes
+    }
+
+    private struct ScopeTaggedData: Sendable {
+        let bytes: [UInt8]
+    }
+
     /// The first bytes of every stream: the reconnection delay.
     static func retry(milliseconds: Int) -> EncodedEvent {
         EncodedEvent(payload: Array("retry: \(milliseconds)\n\n".utf8))

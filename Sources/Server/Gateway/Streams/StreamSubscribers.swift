@@ -1,6 +1,7 @@
 import HTTPServer
 import ScopeEngine
 import SocketLoop
+import Synchronization
 
 /// An SSE stream as a scope subscriber.
 final class StreamSubscriber: ScopeSubscriber {
@@ -26,13 +27,18 @@ final class StreamSubscriber: ScopeSubscriber {
 /// Ordering (the engine's ``ScopeEngine/ScopeSubscribers`` contract): a stream's catch-up and its
 /// joining the group are queued to its loop as one task, and every publication is queued to the
 /// same loops, so each stream sees its catch-up, then every later publication, in order.
+///
+/// Any other subscriber (a scope of a many-scope stream, ``ManyScopesStream/Member``) is a member
+/// told of each event directly, in the caller's order: the engine calls under the scope's lock,
+/// and a member only queues its own framing to its stream's loop.
 final class StreamSubscribers: ScopeSubscribers {
     private let group = EventBroadcaster()
+    private let members = Mutex<[ObjectIdentifier: any ScopeSubscriber]>([:])
 
     func add(_ subscriber: any ScopeSubscriber, catchUp: [ScopeEvent]) {
         guard let subscriber = subscriber as? StreamSubscriber else {
-            // Not a stream: delivered in the caller's order, as DirectSubscribers would.
             for event in catchUp { subscriber.receive(event) }
+            members.withLock { $0[ObjectIdentifier(subscriber)] = subscriber }
             return
         }
         // Joined now (under the engine's lock): a publication that follows is queued to the
@@ -42,18 +48,32 @@ final class StreamSubscribers: ScopeSubscribers {
 
     func publish(_ event: ScopeEvent) {
         group.broadcast(encoded: SSEFrame.frame(event))
+        for member in members.withLock({ Array($0.values) }) { member.receive(event) }
     }
 
+    /// A stream ends; a member only leaves (its many-scope stream goes on with its other scopes).
     func remove(_ subscriber: any ScopeSubscriber) {
-        subscriber.end()
+        if subscriber is StreamSubscriber {
+            subscriber.end()
+        } else {
+            members.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(subscriber)) }
+        }
     }
 
     @discardableResult
     func endAll(with last: ScopeEvent?) -> Int {
         let count = last.map { group.broadcast(encoded: SSEFrame.frame($0)) } ?? group.subscriberCount
         group.closeAll()
-        return count
+        let ended = members.withLock { members in
+            defer { members = [:] }
+            return Array(members.values)
+        }
+        for member in ended {
+            if let last { member.receive(last) }
+            member.end()
+        }
+        return count + ended.count
     }
 
-    var count: Int { group.subscriberCount }
+    var count: Int { group.subscriberCount + members.withLock { $0.count } }
 }

@@ -59,4 +59,14 @@ public struct HTTPServerRequest: Sendable {
         }
         return nil
     }
+
+    /// Every value of query parameter `name`, in order, percent-decoded (`scope=a&scope=b`).
+    public func queryValues(_ name: String) -> [String] {
+        guard let query else { return [] }
+        return query.split(separator: "&", omittingEmptySubsequences: true).compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard PercentDecoding.decode(String(parts[0]), plusAsSpace: true) == name else { return nil }
+            return parts.count > 1 ? PercentDecoding.decode(String(parts[1]), plusAsSpace: true) : ""
+        }
+    }
 }
