@@ -46,15 +46,18 @@ extension ScopeEngine {
                 return nil
             }
             let committed = runtime.committed.version
+            // After its catch-up, a subscriber hears who is here (one join per member).
+            let joins = presenceJoins(of: handle, runtime)
             switch ScopeResume.plan(
                 point, committed: committed, oldestResumable: runtime.oldestResumable, recent: runtime.recent)
             {
             case .live:
-                handle.subscribers.add(subscriber, catchUp: [])
+                handle.subscribers.add(subscriber, catchUp: joins)
             case .buffered(let versions):
-                handle.subscribers.add(subscriber, catchUp: runtime.recent.events(after: versions.lowerBound - 1) ?? [])
+                handle.subscribers.add(
+                    subscriber, catchUp: (runtime.recent.events(after: versions.lowerBound - 1) ?? []) + joins)
             case .state(let kind):
-                handle.subscribers.add(subscriber, catchUp: [stateEvent(kind, handle, &runtime)])
+                handle.subscribers.add(subscriber, catchUp: [stateEvent(kind, handle, &runtime)] + joins)
             case .readStore(let version):
                 return version
             }
@@ -125,11 +128,14 @@ extension ScopeEngine {
                     let fromStore = read.map {
                         ScopeEvent(kind: .changeset, version: Int($0.version), payload: $0.payload)
                     }
-                    handle.subscribers.add(subscriber, catchUp: fromStore + buffered)
+                    handle.subscribers.add(
+                        subscriber, catchUp: fromStore + buffered + presenceJoins(of: handle, runtime))
                 case .readAgain:
                     return true
                 case .reset:
-                    handle.subscribers.add(subscriber, catchUp: [stateEvent(.reset, handle, &runtime)])
+                    handle.subscribers.add(
+                        subscriber, catchUp: [stateEvent(.reset, handle, &runtime)] + presenceJoins(of: handle, runtime)
+                    )
                 }
                 return false
             }

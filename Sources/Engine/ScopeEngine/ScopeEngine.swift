@@ -23,6 +23,8 @@ public final class ScopeEngine: Sendable {
     /// into the scope table is one of its transitions, under this one lock; what they return is
     /// applied after it (``apply(_:)``).
     let directory = Mutex(ScopeDirectory())
+    /// Expires presence members (ScopeEngine+Presence.swift).
+    let presenceSweeper = PresenceSweeper()
     private let draining = Atomic<Bool>(false)
 
     public init(configuration: ScopeEngineConfiguration, store: any ChangeLogStore, logger: Logger) {

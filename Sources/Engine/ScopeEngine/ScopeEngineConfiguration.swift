@@ -36,6 +36,10 @@ public struct ScopeEngineConfiguration: Sendable {
     /// Milliseconds since 1970: the `"at"` recorded with each accepted change set (a test sets a
     /// manual clock).
     public var wallClock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+    /// Members one scope's presence holds at most (`--max-presence-members`).
+    public var maxPresenceMembers = 1000
+    /// How presence reaches the other nodes of a shared store; nil on one node.
+    public var presenceRelay: (any PresenceRelay)?
 
     public init(
         schema: Schema, limits: Limits = Limits(), historyLimit: Int = 10_000, resumeBufferSize: Int = 256,

@@ -52,6 +52,12 @@ public enum ScopeError: Error, Sendable {
     /// The scope kept moving while a revert was planned against its log (planned again, a few
     /// times, before this is answered).
     case revertOutdated(scope: String)
+    /// A presence member made by another subject.
+    case presenceNotYours(client: String)
+    /// No presence member with this client id.
+    case presenceNotFound(scope: String, client: String)
+    /// The scope's presence holds its most members.
+    case tooManyPresenceMembers(scope: String, limit: Int)
 
     /// A sentence a person can act on.
     public var detail: String {
@@ -91,6 +97,11 @@ public enum ScopeError: Error, Sendable {
                 + (conflicts.count == 1 ? " builds" : "s build") + " on what it changed; nothing was applied"
         case .revertOutdated(let scope):
             "scope '\(scope)' kept changing while the revert was planned; retry"
+        case .presenceNotYours(let client):
+            "presence member '\(client)' belongs to another subject; choose another client id"
+        case .presenceNotFound(let scope, let client): "scope '\(scope)' has no presence member '\(client)'"
+        case .tooManyPresenceMembers(let scope, let limit):
+            "scope '\(scope)' has \(limit) presence members, its limit (--max-presence-members); retry later"
         }
     }
 

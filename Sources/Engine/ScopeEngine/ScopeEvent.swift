@@ -20,6 +20,9 @@ public final class ScopeEvent: Sendable {
         case deleted
         /// The engine drains for shutdown; the stream ends (reconnect elsewhere and resume).
         case closing
+        /// A client joined, updated or left the scope's presence (no version: it never moves a
+        /// resume position).
+        case presence
     }
 
     public let kind: Kind

@@ -45,6 +45,8 @@ public final class ScopeHandle: Sendable {
         var announcedAt: ContinuousClock.Instant?
         /// When a change set was last staged here: a copy written through this node stays followed.
         var lastStaged: ContinuousClock.Instant?
+        /// Who is here, by client id (ScopeEngine+Presence.swift); not part of any version.
+        var presence: [String: PresenceMember] = [:]
 
         /// A staged version: its token, the token of the state it was built on, its state and
         /// the payload logged for it (which tells it apart when a node reads it back from a shared

@@ -89,6 +89,7 @@ public struct Gateway: Sendable {
         addPastRoutes(to: &router)
         addEventRoutes(to: &router)
         addManyScopesRoute(to: &router)
+        addPresenceRoutes(to: &router)
         addClientRoutes(to: &router)
         addIndexRoute(to: &router)
         addPreflightRoutes(to: &router)

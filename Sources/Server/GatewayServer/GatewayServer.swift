@@ -72,6 +72,7 @@ public final class GatewayServer: Sendable {
             historyLimit: configuration.historyLimit, resumeBufferSize: configuration.resumeBufferSize,
             snapshotInterval: configuration.snapshotInterval, maxHistoryPage: configuration.limits.maxHistoryPage)
         Gateway.prepare(&engineConfiguration, metrics: metrics)
+        engineConfiguration.maxPresenceMembers = configuration.maxPresenceMembers
         if let shared = store as? any SharedChangeLogStore {
             engineConfiguration.conflictRetries = configuration.conflictRetries
             metrics.observe(sharedStore: { shared.statistics })

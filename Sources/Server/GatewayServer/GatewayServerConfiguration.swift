@@ -43,6 +43,8 @@ public struct GatewayServerConfiguration: Sendable {
     public var resumeBufferSize = 256
     /// A snapshot every this many change sets.
     public var snapshotInterval = 1000
+    /// Presence members one scope holds at most.
+    public var maxPresenceMembers = 1000
     /// How long an `Idempotency-Key` and its outcome are kept.
     public var idempotencyTTL: Duration = .seconds(86_400)
     /// Time between SSE keep-alive comments.

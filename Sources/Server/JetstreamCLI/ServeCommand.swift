@@ -64,6 +64,8 @@ struct ServeCommand: AsyncParsableCommand {
     var resumeBuffer = EnvironmentDefault.value("JETSTREAM_RESUME_BUFFER", 256)
     @Option(help: "A snapshot every this many change sets (bounds restart time). [JETSTREAM_SNAPSHOT_INTERVAL]")
     var snapshotInterval = EnvironmentDefault.value("JETSTREAM_SNAPSHOT_INTERVAL", 1000)
+    @Option(help: "Presence members one scope holds at most (429 beyond). [JETSTREAM_MAX_PRESENCE_MEMBERS]")
+    var maxPresenceMembers = EnvironmentDefault.value("JETSTREAM_MAX_PRESENCE_MEMBERS", 1000)
     @Option(help: "Event-loop threads (default: one per core). [JETSTREAM_LOOPS]")
     var loops = EnvironmentDefault.value("JETSTREAM_LOOPS", SocketServerConfiguration.coreCount)
     @Option(help: "Largest request body in bytes. [JETSTREAM_MAX_BODY_BYTES]")
@@ -128,6 +130,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
         guard historyLimit >= 1 else { throw ValidationError("--history-limit must be at least 1") }
+        guard maxPresenceMembers >= 1 else { throw ValidationError("--max-presence-members must be at least 1") }
         guard resumeBuffer >= 0 else { throw ValidationError("--resume-buffer must be ≥ 0") }
         guard loops >= 1 else { throw ValidationError("--loops must be at least 1") }
         guard heartbeatInterval > 0 else { throw ValidationError("--heartbeat-interval must be positive") }
@@ -176,6 +179,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.historyLimit = historyLimit
         configuration.resumeBufferSize = resumeBuffer
         configuration.snapshotInterval = snapshotInterval
+        configuration.maxPresenceMembers = maxPresenceMembers
         configuration.idempotencyTTL = .milliseconds(Int64((idempotencyTTL * 1000).rounded()))
         configuration.heartbeatInterval = .seconds(heartbeatInterval)
         configuration.gracePeriod = .seconds(gracePeriod)

@@ -116,6 +116,12 @@ extension Problem {
             self.init(.revertConflict, detail: detail, extensions: ["conflicts": .array(listed)])
         case .revertOutdated:
             self.init(.serverBusy, detail: detail, headers: [.retryAfter: "1"])
+        case .presenceNotYours:
+            self.init(.forbidden, detail: detail)
+        case .presenceNotFound:
+            self.init(.notFound, detail: detail)
+        case .tooManyPresenceMembers:
+            self.init(.tooManyMembers, detail: detail, headers: [.retryAfter: "5"])
         }
     }
 }

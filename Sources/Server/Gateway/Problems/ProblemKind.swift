@@ -21,6 +21,7 @@ public enum ProblemKind: String, Sendable, CaseIterable {
     case historyGone = "history-gone"
     case versionNotFound = "version-not-found"
     case revertConflict = "revert-conflict"
+    case tooManyMembers = "too-many-members"
     case payloadTooLarge = "payload-too-large"
     case unsupportedMediaType = "unsupported-media-type"
     case notAcceptable = "not-acceptable"
@@ -63,7 +64,7 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .payloadTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .notAcceptable: .notAcceptable
-        case .slowConsumer, .rateLimited, .tooManyStreams: .tooManyRequests
+        case .slowConsumer, .rateLimited, .tooManyStreams, .tooManyMembers: .tooManyRequests
         case .unauthorized, .tokenExpired: .unauthorized
         case .forbidden: .forbidden
         case .tooManyFragments: .contentTooLarge
@@ -93,6 +94,7 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .historyGone: "The requested history is no longer retained"
         case .versionNotFound: "No such version"
         case .revertConflict: "Later change sets build on this one"
+        case .tooManyMembers: "The scope's presence is full"
         case .payloadTooLarge: "The body is too large"
         case .unsupportedMediaType: "Unsupported media type"
         case .notAcceptable: "Not acceptable"

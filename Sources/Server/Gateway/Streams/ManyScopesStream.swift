@@ -62,7 +62,7 @@ final class ManyScopesStream: Sendable {
 
     fileprivate func deliver(_ event: ScopeEvent, from index: Int) {
         state.withLock { state in
-            if event.kind == .changeset, state.held != nil {
+            if event.kind == .changeset || event.kind == .presence, state.held != nil {
                 state.held?.append((index, event))
                 return
             }
@@ -77,6 +77,9 @@ final class ManyScopesStream: Sendable {
             // The engine drains: every scope says so; the client hears it once.
             guard !state.closingSent else { return }
             state.closingSent = true
+            stream.sendEncoded(SSEFrame.frame(event))
+        case .presence:
+            // Its data already names the scope; no id: presence never moves a position.
             stream.sendEncoded(SSEFrame.frame(event))
         case .deleted:
             stream.sendEncoded(
