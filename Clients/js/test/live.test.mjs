@@ -288,10 +288,10 @@ describe("tokens", { concurrency: true }, () => {
     const own = await authServer();
     const name = scopeName();
     const tokens = provider(3);
-    // The stream reads anonymously here (no Authorization on /events), so only the POST meets
+    // The stream reads anonymously here (no Authorization on /v1/events), so only the POST meets
     // the expired token; the stream's own expiry is the next test.
     const recording = recordingFetch((url, init) => {
-      if (!url.endsWith("/events")) return init;
+      if (new URL(url).pathname !== "/v1/events") return init;
       const headers = { ...init.headers };
       delete headers.Authorization;
       return { ...init, headers };

@@ -24,8 +24,8 @@ function scriptedServer({ version = 0, answerPost, answerStream } = {}) {
   const streams = [];
   let next = version;
   const fetch = async (url, init = {}) => {
-    const path = new URL(url).pathname;
-    const request = { method: init.method ?? "GET", path, headers: init.headers ?? {}, body: init.body && JSON.parse(init.body) };
+    const { pathname: path, searchParams } = new URL(url);
+    const request = { method: init.method ?? "GET", path, scopes: searchParams.getAll("scope"), headers: init.headers ?? {}, body: init.body && JSON.parse(init.body) };
     requests.push(request);
     if (path === "/v1/schema") return json(DEMO_SCHEMA);
     if (path === "/v1/scopes/canvas-1" && request.method === "GET") return json({ name: "canvas-1", ...canvasState(version, [[S1, { x: 1 }]]) });
@@ -34,12 +34,13 @@ function scriptedServer({ version = 0, answerPost, answerStream } = {}) {
       next += 1;
       return json({ version: next, fragmentReplies: request.body.fragments.map(() => ({})), idempotencyKey: request.headers["Idempotency-Key"] });
     }
-    if (path === "/v1/scopes/canvas-1/events") {
+    if (path === "/v1/events") {
       if (answerStream) { const answer = await answerStream(request); if (answer) return answer; }
       let controller;
       const body = new ReadableStream({ start(c) { controller = c; } });
       const stream = {
         headers: request.headers,
+        scopes: request.scopes,
         push: (text) => controller.enqueue(new TextEncoder().encode(text)),
         end: () => { try { controller.close(); } catch { /* already ended */ } },
       };
@@ -52,7 +53,7 @@ function scriptedServer({ version = 0, answerPost, answerStream } = {}) {
   return {
     fetch, requests, streams,
     posts: () => requests.filter((r) => r.method === "POST"),
-    streamRequests: () => requests.filter((r) => r.path === "/v1/scopes/canvas-1/events"),
+    streamRequests: () => requests.filter((r) => r.path === "/v1/events"),
   };
 }
 
@@ -77,18 +78,18 @@ function within(promise, what, ms = 5000) {
 }
 
 const changeset = (version, x, key) =>
-  `event: changeset\nid: ${version}\ndata: ${JSON.stringify({ version, fragments: [{ type: "change", uuid: S1, clsName: "Shape", properties: { x } }], removed: [], ...(key ? { idempotencyKey: key } : {}) })}\n\n`;
+  `event: changeset\nid: m${version}\ndata: ${JSON.stringify({ scope: "canvas-1", version, fragments: [{ type: "change", uuid: S1, clsName: "Shape", properties: { x } }], removed: [], ...(key ? { idempotencyKey: key } : {}) })}\n\n`;
 
-test("the stream resumes from the confirmed version: Last-Event-ID on the first and every later request", async () => {
+test("the shared stream resumes from the confirmed version: scope=NAME@V on the first and every later request", async () => {
   const server = scriptedServer({ version: 4 });
   const scope = await open(server);
   await waitFor(() => server.streams.length === 1 && scope.status === "live", "the stream");
-  assert.equal(server.streams[0].headers["Last-Event-ID"], "4");
+  assert.deepEqual(server.streams[0].scopes, ["canvas-1@4"]);
   server.streams[0].push(changeset(5, 50));
   await waitFor(() => scope.version === 5, "version 5");
   server.streams[0].end();   // a dropped stream: reconnect with backoff, from version 5
   await waitFor(() => server.streams.length === 2, "a reconnect");
-  assert.equal(server.streams[1].headers["Last-Event-ID"], "5");
+  assert.deepEqual(server.streams[1].scopes, ["canvas-1@5"]);
   assert.equal(scope.get(S1).properties.x, 50);
 });
 
@@ -99,7 +100,7 @@ test("R1: a gap in the stream (an event past version + 1) reconnects from the co
   server.streams[0].push(changeset(1, 10));
   server.streams[0].push(changeset(3, 30));
   await waitFor(() => server.streams.length === 2, "an immediate reconnect after the gap (the backoff here is a minute)", 2000);
-  assert.equal(server.streams[1].headers["Last-Event-ID"], "1");
+  assert.deepEqual(server.streams[1].scopes, ["canvas-1@1"]);
   assert.equal(scope.version, 1);
   assert.equal(scope.get(S1).properties.x, 10);
   server.streams[1].push(changeset(2, 20) + changeset(3, 30));
@@ -113,7 +114,7 @@ test("event: closing reconnects at once, not after a backoff", async () => {
   await waitFor(() => server.streams.length === 1, "the stream");
   server.streams[0].push("event: closing\ndata: {}\n\n");
   await waitFor(() => server.streams.length === 2, "an immediate reconnect (the backoff here is a minute)", 2000);
-  assert.equal(server.streams[1].headers["Last-Event-ID"], "2");
+  assert.deepEqual(server.streams[1].scopes, ["canvas-1@2"]);
   assert.notEqual(scope.status, "closed");
 });
 
@@ -217,22 +218,22 @@ test("R3: a 401 when the stream opens asks the token provider for a new token an
   const scope = await open(server, { token, backoff: MINUTE });
   await waitFor(() => server.streams.length === 1 && scope.status === "live", "the stream with the new token, at once (the backoff here is a minute)", 2000);
   assert.deepEqual(calls, [false, true]);
-  assert.deepEqual(server.streamRequests().map((r) => [r.headers.Authorization, r.headers["Last-Event-ID"]]), [["Bearer stale", "3"], ["Bearer fresh", "3"]]);
+  assert.deepEqual(server.streamRequests().map((r) => [r.headers.Authorization, r.scopes]), [["Bearer stale", ["canvas-1@3"]], ["Bearer fresh", ["canvas-1@3"]]]);
 });
 
-test("R2: a changeset at version + 1 that does not apply reconnects at once without Last-Event-ID, and the snapshot it gets replaces the state", async () => {
+test("R2: a changeset at version + 1 that does not apply reconnects at once asking for the whole state, and the snapshot it gets replaces the state", async () => {
   const server = scriptedServer({ version: 4 });
   const scope = await open(server, { backoff: MINUTE });
   const statuses = [];
   scope.onStatus((status, { attempt }) => statuses.push([status, attempt]));
   await waitFor(() => server.streams.length === 1 && scope.status === "live", "the stream");
   const unknown = uuid(99);
-  server.streams[0].push(`event: changeset\nid: 5\ndata: ${JSON.stringify({ version: 5, fragments: [{ type: "change", uuid: unknown, clsName: "Shape", properties: { x: 1 } }], removed: [] })}\n\n`);
+  server.streams[0].push(`event: changeset\nid: 5\ndata: ${JSON.stringify({ scope: "canvas-1", version: 5, fragments: [{ type: "change", uuid: unknown, clsName: "Shape", properties: { x: 1 } }], removed: [] })}\n\n`);
   await waitFor(() => server.streams.length === 2, "an immediate reconnection (the backoff here is a minute)", 2000);
-  assert.equal(server.streams[1].headers["Last-Event-ID"], undefined, "a full state is asked for");
+  assert.deepEqual(server.streams[1].scopes, ["canvas-1"], "a full state is asked for (no @version)");
   assert.equal(scope.version, 4, "the inconsistent event was not applied");
   assert.deepEqual(statuses[0], ["reconnecting", 0]);
-  server.streams[1].push(`event: snapshot\ndata: ${JSON.stringify(canvasState(5, [[S1, { x: 55 }]]))}\n\n`);
+  server.streams[1].push(`event: snapshot\ndata: ${JSON.stringify({ scope: "canvas-1", ...canvasState(5, [[S1, { x: 55 }]]) })}\n\n`);
   await waitFor(() => scope.version === 5, "the snapshot");
   assert.equal(scope.get(S1).properties.x, 55);
 });
@@ -268,7 +269,7 @@ test("an event whose data cannot be read backs off and asks for the whole state,
   await waitFor(() => server.streams.length === 1 && scope.status === "live", "the stream");
   server.streams[0].push("event: changeset\nid: 5\ndata: {\"version\": 5, \"fragm\n\n");
   await waitFor(() => server.streams.length === 2, "the reconnection");
-  assert.equal(server.streams[1].headers["Last-Event-ID"], undefined);
+  assert.deepEqual(server.streams[1].scopes, ["canvas-1"], "the whole state is asked for (no @version)");
   assert.equal(scope.version, 4);
   assert.notEqual(scope.status, "closed");
 });
