@@ -29,6 +29,11 @@ public struct Client: Sendable {
     public let token: TokenProvider?
     public let transport: any HTTPTransport
     public var configuration: Configuration
+    /// The one event stream every scope this client fetches shares (copies of the client share it too).
+    let stream: SharedEventStream
+
+    /// This client's id in every scope's presence (``Presence``): a random UUID per client.
+    public var presenceID: String { stream.presenceID }
 
     /// Timing of the stream and the retries.
     public struct Configuration: Sendable {
@@ -38,6 +43,9 @@ public struct Client: Sendable {
         public var backoff = Backoff()
         /// The prefix of this client's `Idempotency-Key`s (default: a random UUID per sync).
         public var clientID: String?
+        /// How long the server keeps this client's presence without a refresh (1–300 s; the sync
+        /// refreshes it at half of it).
+        public var presenceTTL: Duration = .seconds(30)
 
         public init() {}
     }
@@ -51,11 +59,16 @@ public struct Client: Sendable {
         self.token = token
         self.transport = transport
         self.configuration = configuration
+        self.stream = SharedEventStream(url: url, token: token, transport: transport)
     }
 
     /// Starts syncing `scope` with the gateway's scope of the same name: loads the schema and the
     /// state, applies it to the scope (its root takes the server's root UUID), then follows the
     /// event stream and sends the scope's local changes. Returns once the state is applied.
+    ///
+    /// Every scope a client fetches shares one event stream (`GET /v1/events?scope=…`, one HTTP
+    /// connection); fetching or stopping a scope re-opens it from the last event id. Fetching a
+    /// scope this client already syncs returns another handle on the same copy.
     ///
     /// Observers of the scope fire on the caller's actor (`isolation`), which must be the one
     /// the scope's objects are used on — the main actor in an app.
@@ -63,10 +76,12 @@ public struct Client: Sendable {
     /// - Parameter createIfMissing: create the scope on the server (PUT) when it does not exist,
     ///   from the local root; the local objects under it follow as the first change set.
     /// - Throws: ``ClientError``: unknown scope, a schema that does not match the model classes,
-    ///   `401`/`403`, or the server unreachable.
+    ///   `401`/`403`, or the server unreachable; `.invalidState` when this client already syncs a
+    ///   scope of that name into another `Scope` object or on another actor.
     public func fetch(
         _ scope: Scope, createIfMissing: Bool = false, isolation: isolated (any Actor) = #isolation
     ) async throws(ClientError) -> ScopeSync {
+        if let shared = try await sharedHandle(for: scope, isolation: isolation) { return shared }
         let schema = try await loadSchema()
         try Self.check(scope, against: schema)
         let path = "/v1/scopes/\(Self.escaped(scope.name))"
@@ -76,27 +91,52 @@ public struct Client: Sendable {
         }
         let status = answer.status
         guard status == 200 || status == 201 else { throw ClientError.refused(status: status, problem: answer.body) }
+        // Another fetch of the same scope may have finished while this one waited.
+        if let shared = try await sharedHandle(for: scope, isolation: isolation) { return shared }
         let state = try Self.state(from: answer.body, schema: schema)
         scope.flush()
         scope.adoptSchema(schema)
-        let sync: ScopeSync
+        let replica: ScopeReplica
         do {
             if status == 201 {
                 // Created from the local root (same UUID): the local objects under it become the
                 // first pending change set, and the scope keeps showing them.
                 let local = try scope.currentState()
-                sync = ScopeSync(scope: scope, client: self, schema: schema, state: state, isolation: isolation)
-                try sync.queueLocalContent(local)
+                replica = ScopeReplica(scope: scope, client: self, schema: schema, state: state, isolation: isolation)
+                try replica.queueLocalContent(local)
             } else {
                 try scope.applyFullState(state.exportFragments(), rootUUID: state.rootUUID, version: state.version)
                 scope.adoptState(state)
-                sync = ScopeSync(scope: scope, client: self, schema: schema, state: state, isolation: isolation)
+                replica = ScopeReplica(scope: scope, client: self, schema: schema, state: state, isolation: isolation)
             }
         } catch {
             throw ClientError.invalidState("\(error)")
         }
-        sync.start()
-        return sync
+        if let existing = await stream.add(replica, configuration: configuration) {
+            // A fetch of the same scope that ran alongside won: share its copy.
+            return try handle(on: existing, for: scope, isolation: isolation)
+        }
+        replica.start()
+        return ScopeSync(replica: replica)
+    }
+
+    /// A new handle on the copy of `scope` this client already syncs, nil when it syncs none.
+    private func sharedHandle(
+        for scope: Scope, isolation: isolated (any Actor)
+    ) async throws(ClientError) -> ScopeSync? {
+        guard let replica = await stream.replica(named: scope.name) else { return nil }
+        return try handle(on: replica, for: scope, isolation: isolation)
+    }
+
+    private func handle(
+        on replica: ScopeReplica, for scope: Scope, isolation: isolated (any Actor)
+    ) throws(ClientError) -> ScopeSync {
+        guard replica.scope === scope, replica.actor === isolation else {
+            throw ClientError.invalidState(
+                "this client already syncs scope \(scope.name) into another Scope object or on another actor: "
+                    + "fetch that Scope again on its actor to share it")
+        }
+        return ScopeSync(replica: replica)
     }
 
     // MARK: - Requests
@@ -154,12 +194,14 @@ public struct Client: Sendable {
     /// One request with the token; a `401` asks the token provider once more and retries, unless
     /// `retryingUnauthorized` is false (the sender's policy decides then).
     func request(
-        _ method: String, _ path: String, body: JSONValue? = nil, headers: [String: String] = [:],
-        retryingUnauthorized: Bool = true
+        _ method: String, _ path: String, query: [URLQueryItem] = [], body: JSONValue? = nil,
+        headers: [String: String] = [:], retryingUnauthorized: Bool = true
     ) async throws(ClientError) -> Answer {
         var refreshed = false
         while true {
-            var request = URLRequest(url: url.appending(path: path))
+            var target = url.appending(path: path)
+            if !query.isEmpty { target.append(queryItems: query) }
+            var request = URLRequest(url: target)
             request.httpMethod = method
             request.setValue("application/json", forHTTPHeaderField: "Accept")
             for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
@@ -202,8 +244,18 @@ public struct Client: Sendable {
     }
 
     static func state(from body: [UInt8], schema: Schema) throws(ClientError) -> ScopeState {
+        let json: JSONValue
         do {
-            let json = try JSONParser.parse(body)
+            json = try JSONParser.parse(body, options: ScopeReplica.eventJSONOptions)
+        } catch {
+            throw ClientError.invalidState("the server's state: \(error)")
+        }
+        return try state(from: json, schema: schema)
+    }
+
+    /// The state a `GET` answer, a `snapshot` or a `reset` carries.
+    static func state(from json: JSONValue, schema: Schema) throws(ClientError) -> ScopeState {
+        do {
             guard let rootText = json["rootUUID"]?.string, let rootUUID = UUID(wireString: rootText),
                 let fragmentsJSON = json["fragments"]?.array, let version = json["version"]?.number?.int64Value
             else { throw ClientError.invalidState("a state needs version, rootUUID and fragments") }

@@ -3,7 +3,7 @@ import Jetstream
 import JetstreamJSON
 import JetstreamModel
 
-extension ScopeSync {
+extension ScopeReplica {
     /// L2 and R6: sends pending sets in order, one in flight, each with its fixed key, until the
     /// sync stops. Woken by every local change and by a reset.
     func sendChanges(isolation: isolated any Actor) async {

@@ -2,123 +2,66 @@ import Foundation
 import Jetstream
 import JetstreamJSON
 import JetstreamModel
-import ServerSentEvents
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
-extension ScopeSync {
-    /// Follows the stream from `version`, reconnecting as ``StreamConnection`` decides until the
-    /// sync stops (docs/sync-protocol.md, "The stream").
-    func followStream(isolation: isolated any Actor) async {
-        while !isStopped && !Task.isCancelled {
-            let started = ContinuousClock.now
-            let reading = Task { await self.readStream(isolation: self.actor) }
-            let watchdog = Task { await self.watch(reading, isolation: self.actor) }
-            let end = await withTaskCancellationHandler {
-                await reading.value
-            } onCancel: {
-                reading.cancel()
-            }
-            watchdog.cancel()
-            if isStopped || Task.isCancelled { return }
-            let decision = connection.ended(end, lasted: ContinuousClock.now - started)
-            switch decision {
-            case .stop(let reason):
-                finish(reason)
-                return
-            case .reconnectNow(let refreshToken):
-                setStatus(connection.status)
-                if refreshToken { token = try? await client.token?() }
-            case .backOff(let attempt, let refreshToken):
-                setStatus(connection.status)
-                if refreshToken { token = try? await client.token?() }
-                try? await Task.sleep(for: client.configuration.backoff.delay(attempt: attempt - 1))
-            }
-        }
-    }
-
-    /// Drops a connection on which no byte arrived for two heartbeat intervals.
-    private func watch(_ reading: Task<StreamConnection.End, Never>, isolation: isolated any Actor) async {
-        let silence = client.configuration.heartbeatInterval * 2
-        lastStreamActivity = .now
-        while !Task.isCancelled {
-            try? await Task.sleep(for: silence / 4)
-            if ContinuousClock.now - lastStreamActivity > silence {
-                reading.cancel()
-                return
-            }
-        }
-    }
-
-    /// One connection: the request with `Last-Event-ID`, then events until the stream ends.
-    private func readStream(isolation: isolated any Actor) async -> StreamConnection.End {
-        var request = URLRequest(url: client.url.appending(path: "/v1/scopes/\(Client.escaped(scope.name))/events"))
-        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
-        // The watchdog judges silence (two heartbeats); the request's own idle timeout only backs it up.
-        request.timeoutInterval = 3600
-        if let lastEventID = connection.lastEventID(confirmed: engine.version) {
-            request.setValue(String(lastEventID), forHTTPHeaderField: "Last-Event-ID")
-        }
-        if token == nil { token = try? await client.token?() }
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        let response: HTTPURLResponse
-        let chunks: AsyncThrowingStream<Data, any Error>
-        do {
-            (response, chunks) = try await client.transport.stream(for: request)
-        } catch {
-            return .dropped(needsFullState: false)
-        }
-        if let end = StreamConnection.End(openingStatus: response.statusCode, scope: scope.name) { return end }
-        connection.opened()
-        setStatus(connection.status)
-        var parser = SSEParser(maxLineBytes: 1 << 30)
-        do {
-            for try await chunk in chunks {
-                lastStreamActivity = .now
-                var end: StreamConnection.End?
-                parser.consume([UInt8](chunk)) { event in
-                    if end == nil { end = handle(event) }
-                }
-                if let end { return end }
-            }
-        } catch {
-            return .dropped(needsFullState: false)
-        }
-        return .dropped(needsFullState: false)
-    }
-
-    /// One event of the stream; a non-nil result ends the connection.
-    private func handle(_ event: ServerSentEvent) -> StreamConnection.End? {
-        switch event.type {
+extension ScopeReplica {
+    /// A `snapshot`, `reset` or `changeset` event of this scope from the client's shared stream
+    /// (docs/sync-protocol.md, "The stream"): applied, and the confirmed version after it. A
+    /// non-nil end asks the shared stream to reconnect (a gap, a disagreement, an unreadable event).
+    func receive(
+        _ type: String, _ json: JSONValue, isolation: isolated any Actor
+    ) -> (end: StreamConnection.End?, version: Int) {
+        guard !isStopped else { return (nil, engine.version) }
+        switch type {
         case "changeset":
-            return applyChangeSetEvent(event.data)
-        case "snapshot", "reset":
+            return (applyChangeSetEvent(json), engine.version)
+        default:
             do {
-                let state = try Client.state(from: event.data, schema: engine.schema)
+                let state = try Client.state(from: json, schema: engine.schema)
                 scope.flush()
                 engine.reset(to: state)
                 showWholeView()
                 sendRetry.startOver()
                 wakeSender.yield()
-                return nil
+                return (nil, engine.version)
             } catch {
-                return .dropped(needsFullState: true)
+                return (.dropped(needsFullState: true), engine.version)
             }
-        default:
-            return StreamConnection.End(eventType: event.type)
+        }
+    }
+
+    /// The version the shared stream starts this scope after, when it is new there.
+    func confirmedVersion(isolation: isolated any Actor) -> Int {
+        engine.version
+    }
+
+    /// The shared stream opened with this scope: it is live, and the server sends a `join` for every
+    /// member present now, so the ones known before start over.
+    func streamOpened(isolation: isolated any Actor) {
+        guard !isStopped else { return }
+        setStatus(.live)
+        if !roster.members.isEmpty {
+            roster.clear()
+            notifyPresence()
         }
     }
 
     /// E1: applies a `changeset` event, or asks for a reconnection on a gap (R1) or a disagreement (R2).
     /// Also a revert's or restore's answer (the same payload): applied when it is the next version.
     func applyChangeSetEvent(_ data: [UInt8]) -> StreamConnection.End? {
+        guard let json = try? JSONParser.parse(data, options: Self.eventJSONOptions) else {
+            return .dropped(needsFullState: true)
+        }
+        return applyChangeSetEvent(json)
+    }
+
+    /// How deep and large an event's or answer's JSON may be.
+    static let eventJSONOptions = JSONParser.Options(maxDepth: 64, maxBytes: 1 << 30)
+
+    func applyChangeSetEvent(_ json: JSONValue) -> StreamConnection.End? {
         let fragments: [SyncFragment]
         let version: Int
         let removed: [UUID]
         do {
-            let json = try JSONParser.parse(data, options: JSONParser.Options(maxDepth: 64, maxBytes: 1 << 30))
             guard let number = json["version"]?.number?.int64Value, let array = json["fragments"]?.array else {
                 return .dropped(needsFullState: true)
             }

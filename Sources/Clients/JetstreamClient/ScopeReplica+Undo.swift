@@ -3,30 +3,12 @@ import Jetstream
 import JetstreamJSON
 import JetstreamModel
 
-extension ScopeSync {
+extension ScopeReplica {
     /// How many of this client's own accepted change sets ``undo(isolation:)`` may still try.
-    public var undoableCount: Int { undoHistory.count }
+    var undoableCount: Int { undoHistory.count }
 
-    /// Reverts this client's most recent own change set that can still be reverted.
-    ///
-    /// First waits until every local change made so far is answered, then asks
-    /// `POST …/changesets/{V}/revert` for the most recent own version V (the versions come from
-    /// the answers to this sync's POSTs — change sets and restores, never an undo's revert, so
-    /// undo twice reverts two different sets). A `409 revert-conflict` (a later set touched the
-    /// same properties) or a revert that changes nothing passes V over and tries the next older
-    /// one; a V the server no longer keeps forgets it and every older one. The revert shows in
-    /// the scope at once when it is the next version (else with its event).
-    ///
-    /// ```swift
-    /// shape.x = 40
-    /// let undone = try await sync.undo()   // shape.x is back; undone?.revertOf is that set's version
-    /// ```
-    ///
-    /// - Returns: what was undone, or nil when nothing was left to undo.
-    /// - Throws: ``ClientError`` when the server cannot be asked or refuses otherwise; V stays a
-    ///   candidate, and the next undo sends the same `Idempotency-Key` (`<clientID>:undo:<V>`), so a
-    ///   revert is never applied twice.
-    public func undo(isolation: isolated (any Actor) = #isolation) async throws(ClientError) -> UndoResult? {
+    /// ``ScopeSync/undo(isolation:)``.
+    func undo(isolation: isolated (any Actor) = #isolation) async throws(ClientError) -> UndoResult? {
         await waitUntilAnswered()
         var skipped: [UndoResult.Skipped] = []
         while true {
@@ -65,13 +47,8 @@ extension ScopeSync {
         }
     }
 
-    /// Sets the scope back to its state at `version` with `POST …/restore`: one new change set of
-    /// this client (so ``undo(isolation:)`` can revert it), shown at once when it is the next version.
-    ///
-    /// - Returns: the new version, or nil when the scope already was in that state.
-    /// - Throws: ``ClientError``: `.notFound` for a version ahead of the scope, `.refused(410, …)`
-    ///   for one older than the retained history.
-    public func restore(
+    /// ``ScopeSync/restore(toVersion:isolation:)``.
+    func restore(
         toVersion version: Int, isolation: isolated (any Actor) = #isolation
     ) async throws(ClientError) -> Int? {
         await waitUntilAnswered()

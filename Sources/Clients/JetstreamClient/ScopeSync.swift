@@ -15,8 +15,13 @@ import JetstreamModel
 /// sync.onRejected { rejection in showError(rejection.reasons) }
 /// sync.status          // .live
 /// sync.pendingCount    // local sets not yet confirmed
+/// sync.presence.set(["x": 10, "y": 20])
 /// await sync.stop()
 /// ```
+///
+/// A handle: fetching the same scope twice from one ``Client`` gives two handles on one copy (one
+/// engine, one place on the client's shared event stream); each handle's ``stop()`` removes its own
+/// handlers, and the last one stops the copy.
 ///
 /// Every member is used on the fetching actor: the type is `Sendable` so that its tasks can hop
 /// to that actor, and it only touches its state there.
@@ -38,156 +43,89 @@ public final class ScopeSync: @unchecked Sendable {
         case forbidden(String)
     }
 
-    let actor: any Actor
-    let scope: Scope
-    let client: Client
-    var engine: SyncEngine
-    public private(set) var status: Status = .connecting
-    var rejectionHandlers: [(Rejection) -> Void] = []
-    var statusHandlers: [(Status) -> Void] = []
-    var cancelChangeHandler: (() -> Void)?
-    var tasks: [Task<Void, Never>] = []
-    let senderWakeups: AsyncStream<Void>
-    let wakeSender: AsyncStream<Void>.Continuation
-    var flushScheduled = false
-    /// How the stream's connections went, and so what the next one does.
-    var connection = StreamConnection()
-    /// When the current stream connection last delivered a byte (heartbeats included).
-    var lastStreamActivity = ContinuousClock.now
-    var sendRetry = SendRetry()
-    var token: String?
-    /// This sync's own accepted change sets that ``undo(isolation:)`` may revert.
-    var undoHistory = UndoHistory()
-    /// Undos and restores waiting for the local sets made before them to be answered.
-    var answerWaiters: [CheckedContinuation<Void, Never>] = []
+    let replica: ScopeReplica
+    private var isClosed = false
 
-    init(scope: Scope, client: Client, schema: Schema, state: ScopeState, isolation: isolated any Actor) {
-        self.actor = isolation
-        self.scope = scope
-        self.client = client
-        let clientID = client.configuration.clientID ?? UUID().wireString
-        self.engine = SyncEngine(state: state, schema: schema, clientID: clientID)
-        (senderWakeups, wakeSender) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    init(replica: ScopeReplica) {
+        self.replica = replica
+        replica.handles += 1
     }
 
+    private var owner: ScopeReplica.Owner { ObjectIdentifier(self) }
+
+    /// The scope this sync keeps (the one the first fetch of its name was given).
+    public var scope: Scope { replica.scope }
+
+    public var status: Status { isClosed ? .stopped(reason: .requested) : replica.status }
+
     /// Local change sets not yet confirmed by the stream.
-    public var pendingCount: Int { engine.pending.count }
+    public var pendingCount: Int { replica.engine.pending.count }
 
     /// The server version the scope's state is based on.
-    public var version: Int { engine.version }
+    public var version: Int { replica.engine.version }
+
+    /// Who else is in the scope, and what this client shows them (``Presence``).
+    public var presence: Presence { Presence(replica: replica, owner: owner) }
 
     /// Calls `handler` for every change set the server refused (or the schema refused locally),
     /// after its effect left the scope.
     public func onRejected(_ handler: @escaping (Rejection) -> Void) {
-        rejectionHandlers.append(handler)
+        guard !isClosed else { return }
+        replica.rejectionHandlers.append((owner, handler))
     }
 
     /// Calls `handler` with every new ``status``.
     public func onStatusChange(_ handler: @escaping (Status) -> Void) {
-        statusHandlers.append(handler)
+        guard !isClosed else { return }
+        replica.statusHandlers.append((owner, handler))
     }
 
-    /// Stops following the scope and sending its changes; local sets not yet sent are dropped.
+    /// Stops this handle: its handlers go. The last handle of the scope stops following it and
+    /// sending its changes (local sets not yet sent are dropped), re-opens the client's shared
+    /// stream without it and withdraws this client's presence there.
     public func stop(isolation: isolated (any Actor) = #isolation) async {
-        finish(.requested)
-        for task in tasks { await task.value }
+        guard !isClosed else { return }
+        isClosed = true
+        await replica.release(owner, isolation: replica.actor)
     }
 
-    // MARK: - Life cycle
+    // MARK: - Undo and restore
 
-    /// The local objects of a scope just created on the server (its root only) become the first
-    /// pending change set; the scope keeps showing them.
-    func queueLocalContent(_ local: ScopeState) throws(ClientError) {
-        let fragments = SyncEngine.difference(
-            from: engine.confirmed, to: local, among: Set(local.preOrderUUIDs()))
-        guard !fragments.isEmpty else { return }
-        if case .failure(let rejection) = engine.local(fragments) {
-            throw ClientError.invalidState(
-                "the local objects do not satisfy the server's schema: "
-                    + Rejection(local: rejection.replies, fragments: fragments).reasons.joined(separator: "; "))
-        }
-        scope.adoptState(engine.view)
+    /// How many of this client's own accepted change sets ``undo(isolation:)`` may still try.
+    public var undoableCount: Int { replica.undoableCount }
+
+    /// Reverts this client's most recent own change set that can still be reverted.
+    ///
+    /// First waits until every local change made so far is answered, then asks
+    /// `POST …/changesets/{V}/revert` for the most recent own version V (the versions come from
+    /// the answers to this sync's POSTs — change sets and restores, never an undo's revert, so
+    /// undo twice reverts two different sets). A `409 revert-conflict` (a later set touched the
+    /// same properties) or a revert that changes nothing passes V over and tries the next older
+    /// one; a V the server no longer keeps forgets it and every older one. The revert shows in
+    /// the scope at once when it is the next version (else with its event).
+    ///
+    /// ```swift
+    /// shape.x = 40
+    /// let undone = try await sync.undo()   // shape.x is back; undone?.revertOf is that set's version
+    /// ```
+    ///
+    /// - Returns: what was undone, or nil when nothing was left to undo.
+    /// - Throws: ``ClientError`` when the server cannot be asked or refuses otherwise; V stays a
+    ///   candidate, and the next undo sends the same `Idempotency-Key` (`<clientID>:undo:<V>`), so a
+    ///   revert is never applied twice.
+    public func undo(isolation: isolated (any Actor) = #isolation) async throws(ClientError) -> UndoResult? {
+        try await replica.undo()
     }
 
-    func start() {
-        cancelChangeHandler = scope.onChanges { [unowned self] recorded in localChange(recorded) }
-        scope.onFlushNeeded = { [weak self] in self?.scheduleFlush() }
-        tasks.append(Task { await self.followStream(isolation: self.actor) })
-        tasks.append(Task { await self.sendChanges(isolation: self.actor) })
-        wakeSender.yield()
-    }
-
-    func finish(_ reason: StopReason) {
-        guard !isStopped else { return }
-        connection.stopped(reason)
-        setStatus(connection.status)
-        cancelChangeHandler?()
-        cancelChangeHandler = nil
-        scope.onFlushNeeded = nil
-        wakeSender.finish()
-        for task in tasks { task.cancel() }
-        wakeAnswerWaiters()
-    }
-
-    var isStopped: Bool {
-        if case .stopped = status { return true }
-        return false
-    }
-
-    func setStatus(_ new: Status) {
-        guard status != new else { return }
-        status = new
-        for handler in statusHandlers { handler(new) }
-    }
-
-    // MARK: - The scope
-
-    /// Local writes are delivered at a flush; the scope asks for one when something is pending.
-    private func scheduleFlush() {
-        guard !flushScheduled else { return }
-        flushScheduled = true
-        Task { await self.flushScope(isolation: self.actor) }
-    }
-
-    private func flushScope(isolation: isolated any Actor) async {
-        flushScheduled = false
-        scope.flush()
-    }
-
-    /// L1: a recorded local change set becomes a pending set, or — when the schema refuses
-    /// it — is reverted and reported.
-    private func localChange(_ recorded: RecordedChangeSet) {
-        guard !isStopped else { return }
-        switch engine.local(recorded.fragments) {
-        case .success:
-            scope.adoptState(engine.view)
-            wakeSender.yield()
-        case .failure(let rejection):
-            recorded.revert()
-            scope.adoptState(engine.view)
-            report(Rejection(local: rejection.replies, fragments: recorded.fragments))
-        }
-    }
-
-    func report(_ rejection: Rejection) {
-        for handler in rejectionHandlers { handler(rejection) }
-    }
-
-    /// Brings the typed scope to the engine's view: one application, so observers fire once.
-    func show(_ update: ViewUpdate) {
-        guard case .fragments(let fragments) = update else { return }
-        do {
-            try scope.applySyncFragments(fragments)
-        } catch {
-            // The scope and the engine disagree (they should not): take the whole view.
-            showWholeView()
-        }
-        scope.adoptState(engine.view)
-    }
-
-    func showWholeView() {
-        let view = engine.view
-        try? scope.applyFullState(view.exportFragments(), rootUUID: view.rootUUID, version: view.version)
-        scope.adoptState(view)
+    /// Sets the scope back to its state at `version` with `POST …/restore`: one new change set of
+    /// this client (so ``undo(isolation:)`` can revert it), shown at once when it is the next version.
+    ///
+    /// - Returns: the new version, or nil when the scope already was in that state.
+    /// - Throws: ``ClientError``: `.notFound` for a version ahead of the scope, `.refused(410, …)`
+    ///   for one older than the retained history.
+    public func restore(
+        toVersion version: Int, isolation: isolated (any Actor) = #isolation
+    ) async throws(ClientError) -> Int? {
+        try await replica.restore(toVersion: version)
     }
 }

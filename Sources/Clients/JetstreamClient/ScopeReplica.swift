@@ -1,0 +1,189 @@
+import Foundation
+import Jetstream
+import JetstreamJSON
+import JetstreamModel
+
+/// The one copy of a scope a ``Client`` keeps in sync, however many ``ScopeSync`` handles share it:
+/// the sync engine, the sender, undo, presence. Its events come from the client's
+/// ``SharedEventStream``, which also sets its status.
+///
+/// Every member is used on the fetching actor (`actor`): the type is `Sendable` so that its tasks
+/// and the shared stream can hop to that actor, and it only touches its state there.
+final class ScopeReplica: @unchecked Sendable {
+    typealias Owner = ObjectIdentifier
+
+    let actor: any Actor
+    let scope: Scope
+    /// The scope's name (readable from any actor).
+    let name: String
+    let client: Client
+    var engine: SyncEngine
+    private(set) var status: ScopeSync.Status = .connecting
+    /// Handlers by the handle that registered them (removed when that handle stops).
+    var rejectionHandlers: [(owner: Owner, handler: (Rejection) -> Void)] = []
+    var statusHandlers: [(owner: Owner, handler: (ScopeSync.Status) -> Void)] = []
+    var presenceHandlers: [(owner: Owner, handler: ([PresenceMember]) -> Void)] = []
+    /// Open handles; the last one to stop stops the replica.
+    var handles = 0
+    var cancelChangeHandler: (() -> Void)?
+    var tasks: [Task<Void, Never>] = []
+    let senderWakeups: AsyncStream<Void>
+    let wakeSender: AsyncStream<Void>.Continuation
+    var flushScheduled = false
+    var sendRetry = SendRetry()
+    /// This sync's own accepted change sets that ``undo(isolation:)`` may revert.
+    var undoHistory = UndoHistory()
+    /// Undos and restores waiting for the local sets made before them to be answered.
+    var answerWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The other clients present in the scope (fed by `presence` events).
+    var roster: PresenceRoster
+    /// This client's own presence: what it announces and how far the announcements got.
+    var ownPresence = OwnPresence()
+    let presenceWakeups: AsyncStream<Void>
+    let wakePresence: AsyncStream<Void>.Continuation
+    var presenceWaiters: [(generation: Int, waiter: CheckedContinuation<Result<Void, ClientError>, Never>)] = []
+
+    init(scope: Scope, client: Client, schema: Schema, state: ScopeState, isolation: isolated any Actor) {
+        self.actor = isolation
+        self.scope = scope
+        self.name = scope.name
+        self.client = client
+        let clientID = client.configuration.clientID ?? UUID().wireString
+        self.engine = SyncEngine(state: state, schema: schema, clientID: clientID)
+        self.roster = PresenceRoster(ownClient: client.presenceID)
+        (senderWakeups, wakeSender) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (presenceWakeups, wakePresence) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    // MARK: - Life cycle
+
+    /// The local objects of a scope just created on the server (its root only) become the first
+    /// pending change set; the scope keeps showing them.
+    func queueLocalContent(_ local: ScopeState) throws(ClientError) {
+        let fragments = SyncEngine.difference(
+            from: engine.confirmed, to: local, among: Set(local.preOrderUUIDs()))
+        guard !fragments.isEmpty else { return }
+        if case .failure(let rejection) = engine.local(fragments) {
+            throw ClientError.invalidState(
+                "the local objects do not satisfy the server's schema: "
+                    + Rejection(local: rejection.replies, fragments: fragments).reasons.joined(separator: "; "))
+        }
+        scope.adoptState(engine.view)
+    }
+
+    /// Starts sending local changes; the client's shared stream brings the events.
+    func start() {
+        cancelChangeHandler = scope.onChanges { [unowned self] recorded in localChange(recorded) }
+        scope.onFlushNeeded = { [weak self] in self?.scheduleFlush() }
+        tasks.append(Task { await self.sendChanges(isolation: self.actor) })
+        tasks.append(Task { await self.announcePresence(isolation: self.actor) })
+        tasks.append(Task { await self.refreshPresence(isolation: self.actor) })
+        wakeSender.yield()
+    }
+
+    /// A handle stopped: its handlers go; the last handle stops the replica, leaves the shared
+    /// stream and withdraws this client's presence.
+    func release(_ owner: Owner, isolation: isolated any Actor) async {
+        for (handlerOwner, handler) in statusHandlers where handlerOwner == owner { handler(.stopped(reason: .requested)) }
+        rejectionHandlers.removeAll { $0.owner == owner }
+        statusHandlers.removeAll { $0.owner == owner }
+        presenceHandlers.removeAll { $0.owner == owner }
+        handles -= 1
+        guard handles == 0 else { return }
+        finish(.requested)
+        await client.stream.remove(self)
+        // After the announcer's last PUT, so that the DELETE is the server's last word.
+        for task in tasks { await task.value }
+        await leavePresence(isolation: isolation)
+    }
+
+    func finish(_ reason: ScopeSync.StopReason) {
+        guard !isStopped else { return }
+        setStatus(.stopped(reason: reason))
+        cancelChangeHandler?()
+        cancelChangeHandler = nil
+        scope.onFlushNeeded = nil
+        wakeSender.finish()
+        wakePresence.finish()
+        for task in tasks { task.cancel() }
+        wakeAnswerWaiters()
+        settlePresenceWaiters(upTo: .max, .failure(ClientError.invalidState("the sync of scope \(scope.name) stopped")))
+        if !roster.members.isEmpty {
+            roster.clear()
+            notifyPresence()
+        }
+    }
+
+    /// The shared stream stopped this scope (deleted, forbidden, or every scope stopped).
+    func stop(_ reason: ScopeSync.StopReason, isolation: isolated any Actor) {
+        finish(reason)
+    }
+
+    var isStopped: Bool {
+        if case .stopped = status { return true }
+        return false
+    }
+
+    /// The shared stream's status for this scope.
+    func streamStatus(_ new: ScopeSync.Status, isolation: isolated any Actor) {
+        guard !isStopped else { return }
+        setStatus(new)
+    }
+
+    func setStatus(_ new: ScopeSync.Status) {
+        guard status != new else { return }
+        status = new
+        for (_, handler) in statusHandlers { handler(new) }
+    }
+
+    // MARK: - The scope
+
+    /// Local writes are delivered at a flush; the scope asks for one when something is pending.
+    private func scheduleFlush() {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        Task { await self.flushScope(isolation: self.actor) }
+    }
+
+    private func flushScope(isolation: isolated any Actor) async {
+        flushScheduled = false
+        scope.flush()
+    }
+
+    /// L1: a recorded local change set becomes a pending set, or — when the schema refuses
+    /// it — is reverted and reported.
+    private func localChange(_ recorded: RecordedChangeSet) {
+        guard !isStopped else { return }
+        switch engine.local(recorded.fragments) {
+        case .success:
+            scope.adoptState(engine.view)
+            wakeSender.yield()
+        case .failure(let rejection):
+            recorded.revert()
+            scope.adoptState(engine.view)
+            report(Rejection(local: rejection.replies, fragments: recorded.fragments))
+        }
+    }
+
+    func report(_ rejection: Rejection) {
+        for (_, handler) in rejectionHandlers { handler(rejection) }
+    }
+
+    /// Brings the typed scope to the engine's view: one application, so observers fire once.
+    func show(_ update: ViewUpdate) {
+        guard case .fragments(let fragments) = update else { return }
+        do {
+            try scope.applySyncFragments(fragments)
+        } catch {
+            // The scope and the engine disagree (they should not): take the whole view.
+            showWholeView()
+        }
+        scope.adoptState(engine.view)
+    }
+
+    func showWholeView() {
+        let view = engine.view
+        try? scope.applyFullState(view.exportFragments(), rootUUID: view.rootUUID, version: view.version)
+        scope.adoptState(view)
+    }
+}

@@ -1,0 +1,246 @@
+import Foundation
+import JetstreamJSON
+import ServerSentEvents
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A client's one event stream for every scope it syncs: `GET /v1/events?scope=a&scope=b…` on one
+/// HTTP connection, re-opened from the last event id whenever a scope is fetched or stopped, and
+/// reconnected as ``SharedStreamConnection`` decides (docs/sync-protocol.md, "The stream" and "One
+/// stream for many scopes"). Each event goes to the ``ScopeReplica`` its `"scope"` member names, on
+/// that replica's actor, one at a time and in order.
+actor SharedEventStream {
+    nonisolated let presenceID = UUID().uuidString.lowercased()
+    /// The origin of the time presence refreshes are measured in.
+    nonisolated let origin = ContinuousClock.now
+    private let url: URL
+    private let tokenProvider: Client.TokenProvider?
+    private let transport: any HTTPTransport
+    private var configuration = Client.Configuration()
+    var machine = SharedStreamConnection()
+    private(set) var replicas: [String: ScopeReplica] = [:]
+    private var runner: Task<Void, Never>?
+    /// The connection being read, cancelled to re-open the stream for another list of scopes.
+    private var reading: Task<SharedStreamConnection.End, Never>?
+    private var restartRequested = false
+    private var token: String?
+    /// When the current connection last delivered a byte (heartbeats included).
+    private var lastActivity = ContinuousClock.now
+
+    init(url: URL, token: Client.TokenProvider?, transport: any HTTPTransport) {
+        self.url = url
+        self.tokenProvider = token
+        self.transport = transport
+    }
+
+    /// The live copy of scope `name`, if this client syncs it.
+    func replica(named name: String) -> ScopeReplica? {
+        replicas[name]
+    }
+
+    /// Follows `replica`'s scope from its version; returns the copy another fetch added meanwhile
+    /// instead, if any (then `replica` is not followed).
+    func add(_ replica: ScopeReplica, configuration: Client.Configuration) async -> ScopeReplica? {
+        let name = replica.name
+        if let existing = replicas[name] { return existing }
+        self.configuration = configuration
+        replicas[name] = replica
+        machine.add(name, version: await replica.confirmedVersion(isolation: replica.actor))
+        startOrRestart()
+        await publishStatus(to: [replica])
+        return nil
+    }
+
+    /// Stops following `replica`'s scope (its last handle stopped).
+    func remove(_ replica: ScopeReplica) {
+        let name = replica.name
+        guard replicas[name] === replica else { return }
+        replicas[name] = nil
+        if machine.remove(name) || machine.isEmpty { startOrRestart() }
+    }
+
+    /// Connects when no connection runs, else ends the current one so that the next carries the
+    /// new list (a connection waiting for its backoff is left to it: it will carry the new list).
+    private func startOrRestart() {
+        guard runner != nil else {
+            guard !machine.isEmpty else { return }
+            runner = Task { await self.run() }
+            return
+        }
+        restartRequested = true
+        reading?.cancel()
+    }
+
+    /// Connections, one after the other, until no scope is left (or all are stopped).
+    private func run() async {
+        defer { runner = nil }
+        while !machine.isEmpty && !Task.isCancelled {
+            restartRequested = false
+            let request = machine.connecting()
+            let started = ContinuousClock.now
+            let reading = Task { await self.read(request) }
+            self.reading = reading
+            let watchdog = Task { await self.watch(reading) }
+            var end = await reading.value
+            watchdog.cancel()
+            self.reading = nil
+            if restartRequested, end == .stream(.dropped(needsFullState: false)) { end = .changed }
+            if case .scope(let name, let refusal) = end, let replica = replicas[name] {
+                switch refusal {
+                case .deleted, .forbidden:
+                    replicas[name] = nil
+                    await replica.stop(refusal.stopReason, isolation: replica.actor)
+                default: break
+                }
+            }
+            let decision = machine.ended(end, lasted: ContinuousClock.now - started)
+            await publishStatus(to: Array(replicas.values))
+            switch decision {
+            case .idle:
+                // A scope fetched while the last connection ended gets a new one.
+                continue
+            case .stop(let reason):
+                let stopping = replicas.values
+                replicas = [:]
+                for replica in stopping {
+                    machine.deleted(replica.name)
+                    await replica.stop(reason, isolation: replica.actor)
+                }
+                return
+            case .reconnectNow(let refreshToken):
+                if refreshToken { token = try? await tokenProvider?() }
+            case .backOff(let attempt, let refreshToken):
+                if refreshToken { token = try? await tokenProvider?() }
+                try? await Task.sleep(for: configuration.backoff.delay(attempt: attempt - 1))
+            }
+        }
+    }
+
+    /// Drops a connection on which no byte arrived for two heartbeat intervals.
+    private func watch(_ reading: Task<SharedStreamConnection.End, Never>) async {
+        let silence = configuration.heartbeatInterval * 2
+        lastActivity = .now
+        while !Task.isCancelled {
+            try? await Task.sleep(for: silence / 4)
+            if ContinuousClock.now - lastActivity > silence {
+                reading.cancel()
+                return
+            }
+        }
+    }
+
+    /// The status each replica shows now.
+    private func publishStatus(to targets: [ScopeReplica]) async {
+        for replica in targets {
+            await replica.streamStatus(machine.status(of: replica.name), isolation: replica.actor)
+        }
+    }
+
+    // MARK: - One connection
+
+    /// One connection: the request, then events until the stream ends.
+    private func read(_ request: SharedStreamConnection.Request) async -> SharedStreamConnection.End {
+        var components = URLComponents(url: url.appending(path: "/v1/events"), resolvingAgainstBaseURL: false)
+        components?.queryItems = request.query.map { URLQueryItem(name: "scope", value: $0) }
+        guard let target = components?.url else { return .stream(.dropped(needsFullState: false)) }
+        var urlRequest = URLRequest(url: target)
+        urlRequest.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        // The watchdog judges silence (two heartbeats); the request's own idle timeout only backs it up.
+        urlRequest.timeoutInterval = 3600
+        if let lastEventID = request.lastEventID { urlRequest.setValue(lastEventID, forHTTPHeaderField: "Last-Event-ID") }
+        if token == nil { token = try? await tokenProvider?() }
+        if let token { urlRequest.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        let response: HTTPURLResponse
+        let chunks: AsyncThrowingStream<Data, any Error>
+        do {
+            (response, chunks) = try await transport.stream(for: urlRequest)
+        } catch {
+            return .stream(.dropped(needsFullState: false))
+        }
+        if response.statusCode != 200 {
+            return SharedStreamConnection.End(
+                openingStatus: response.statusCode, scope: await Self.problemScope(in: chunks)) ?? .changed
+        }
+        if Task.isCancelled { return .stream(.dropped(needsFullState: false)) }
+        machine.opened()
+        for name in request.query.map(Self.name(inQueryValue:)) {
+            guard let replica = replicas[name] else { continue }
+            await replica.streamOpened(isolation: replica.actor)
+        }
+        var parser = SSEParser(maxLineBytes: 1 << 30)
+        do {
+            for try await chunk in chunks {
+                lastActivity = .now
+                var events: [ServerSentEvent] = []
+                parser.consume([UInt8](chunk)) { event in events.append(event) }
+                for event in events {
+                    if let end = await dispatch(event) { return end }
+                }
+            }
+        } catch {
+            return .stream(.dropped(needsFullState: false))
+        }
+        return .stream(.dropped(needsFullState: false))
+    }
+
+    /// One event; a non-nil result ends the connection.
+    private func dispatch(_ event: ServerSentEvent) async -> SharedStreamConnection.End? {
+        switch event.type {
+        case "snapshot", "reset", "changeset", "deleted", "presence":
+            guard let json = try? JSONParser.parse(event.data, options: ScopeReplica.eventJSONOptions) else {
+                return .stream(.dropped(needsFullState: false))
+            }
+            // A scope stopped meanwhile: its events until the stream is re-opened are not needed.
+            guard let name = json["scope"]?.string, let replica = replicas[name] else { return nil }
+            switch event.type {
+            case "presence":
+                await replica.presenceEvent(json, isolation: replica.actor)
+                return nil
+            case "deleted":
+                // That scope ends; the stream goes on for the others (and ends with the last one).
+                replicas[name] = nil
+                machine.deleted(name)
+                await replica.stop(.deleted, isolation: replica.actor)
+                return machine.isEmpty ? .changed : nil
+            default:
+                let (end, version) = await replica.receive(event.type, json, isolation: replica.actor)
+                if let end { return .scope(name, end) }
+                machine.delivered(
+                    name, version: version, isState: event.type != "changeset",
+                    eventID: event.lastEventID.isEmpty ? nil : event.lastEventID)
+                return nil
+            }
+        default:
+            return StreamConnection.End(eventType: event.type).map { .stream($0) }
+        }
+    }
+
+    /// The `"scope"` member of a refusal's problem body (at most 64 KiB of it is read).
+    private static func problemScope(in chunks: AsyncThrowingStream<Data, any Error>) async -> String? {
+        var body: [UInt8] = []
+        do {
+            for try await chunk in chunks {
+                body += chunk
+                if body.count > 1 << 16 { return nil }
+            }
+        } catch {
+            return nil
+        }
+        return (try? JSONParser.parse(body))?["scope"]?.string
+    }
+
+    /// `canvas-1` of `canvas-1@4`.
+    static func name(inQueryValue value: String) -> String {
+        value.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? value
+    }
+}
+
+extension StreamConnection.End {
+    /// The reason a scope refused when the shared stream opened stops with.
+    var stopReason: ScopeSync.StopReason {
+        if case .forbidden(let detail) = self { return .forbidden(detail) }
+        return .deleted
+    }
+}
