@@ -116,12 +116,52 @@ export interface OpenOptions {
   backoff?: { initial?: number; max?: number };
   /** "auto" (default): fetch streaming, else EventSource. */
   transport?: "auto" | "fetch" | "eventsource";
-  /** The prefix of this client's Idempotency-Keys (default: a random UUID). */
+  /** This window's id: the prefix of its Idempotency-Keys and its presence client id (1–64 of
+   *  [A-Za-z0-9._~-]; default: a random UUID per connection). Scopes opened with the same
+   *  baseURL, clientId, token, fetch and transport share one connection: one event stream. */
   clientId?: string;
   /** A fetch implementation (default: globalThis.fetch). */
   fetch?: typeof fetch;
   /** How many of its own accepted change sets the scope remembers for `undo()` (default 100). */
   undoLimit?: number;
+  /** Seconds this window's presence lasts unrefreshed, 1–300 (default 30); refreshed at half. */
+  presenceTTL?: number;
+}
+
+/** Presence data: a JSON object of at most 4 KiB. */
+export type PresenceData = { [member: string]: unknown };
+
+/** Another client present in the scope. */
+export interface PresenceMember<Data extends PresenceData = PresenceData> {
+  /** Its client id (one per window or app instance). */
+  readonly client: string;
+  /** Its token's subject; null when anonymous. */
+  readonly subject: string | null;
+  readonly data: Data;
+}
+
+/** What changed, with each call of a presence subscriber. */
+export interface PresenceChange {
+  client: string;
+  subject: string | null;
+  state: "join" | "update" | "leave";
+  /** Absent on a leave. */
+  data?: PresenceData;
+}
+
+/** Who is here in a scope: this window's presence and the others'. */
+export interface Presence {
+  /** This window's presence client id. */
+  readonly client: string;
+  /** The other clients present (this window excluded), as the stream last told. */
+  readonly others: readonly PresenceMember[];
+  /** Shows `data` to the others, refreshed before it expires; resolves once stored (quick calls
+   *  are folded: only the latest data is sent). Rejects with a JetstreamError (400, 403, 413, 429). */
+  set(data: PresenceData): Promise<void>;
+  /** Takes this window out of the scope (also done by close() and when the page is hidden). */
+  leave(): Promise<void>;
+  /** Calls `listener(others, change)` when the others change. Returns the unsubscriber. */
+  subscribe(listener: (others: readonly PresenceMember[], change: PresenceChange) => void): () => void;
 }
 
 export interface AddOptions {
@@ -190,9 +230,12 @@ export interface StateJSON {
   fragments: NotifiedFragment[];
 }
 
-/** One synced scope, made by `openScope`. */
+/** One synced scope, made by `openScope`: a handle on the page connection's copy of the scope
+ *  (opening a scope twice gives two handles on one copy; the copy closes with its last handle). */
 export class Scope {
   readonly name: string;
+  /** Who is here (docs/js-client.md, "Presence"). */
+  readonly presence: Presence;
   readonly version: number;
   readonly rootUUID: string;
   readonly status: Status;
@@ -218,6 +261,7 @@ export class Scope {
   stateAt(version: number): Promise<StateJSON>;
   /** One page of the retained change sets after `since` (default 0). */
   history(options?: { since?: number; limit?: number }): Promise<HistoryPage>;
+  /** Ends this handle (its listeners hear "closed"); the copy ends with its last handle. */
   close(): void;
 }
 

@@ -16,5 +16,7 @@ export async function misuse(): Promise<void> {
   reconnection.ended("timeout", 10); // expect-error: not a way a stream ends
   await scope.stateAt("v3"); // expect-error: a version is a number
   const undone: number = (await scope.undo()).revertOf; // expect-error: undo may resolve null
+  await scope.presence.set("here"); // expect-error: presence data is a JSON object
+  scope.presence.others.push({ client: "c", subject: null, data: {} }); // expect-error: others is read-only
   console.log(reasons);
 }

@@ -5,6 +5,7 @@ import {
   ErrorKindName, Schema, ScopeState, SyncCore, applyChangeSet, applyOperation, backoffDelay, SSEParser,
   ReconnectionPolicy, SendRetryPolicy, StreamEnd, StatusDetail,
   UndoHistory, UndoResult, ChangeSetAnswer, StateJSON, HistoryPage,
+  Presence, PresenceMember, PresenceChange,
 } from "/client/jetstream.mjs";
 
 declare function render(scope: Scope): void;
@@ -20,6 +21,7 @@ export async function main(): Promise<void> {
     transport: "auto",
     clientId: "tab-1",
     fetch: globalThis.fetch,
+    presenceTTL: 30,
   });
   await openScope("canvas-2", { token: "a.b.c" });
   await openScope("canvas-3");
@@ -125,6 +127,19 @@ export async function main(): Promise<void> {
     console.log(record.version, record.at, subject, record.revertOf, record.restoredFrom);
   }
   await scope.history();
+
+  // Presence: who is here.
+  const presence: Presence = scope.presence;
+  await presence.set({ x: 10, y: 20, color: "#e4572e", label: "Ada" });
+  const me: string = presence.client;
+  const others: readonly PresenceMember[] = presence.others;
+  for (const { client, subject, data } of others) console.log(client, subject ?? "anonymous", data.label, client === me);
+  const stopPresence: () => void = presence.subscribe((now, change: PresenceChange) => {
+    const state: "join" | "update" | "leave" = change.state;
+    console.log(now.length, change.client, state, change.data?.x);
+  });
+  stopPresence();
+  await presence.leave();
   scope.close();
 }
 
