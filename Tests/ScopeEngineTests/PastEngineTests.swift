@@ -239,4 +239,15 @@ import Testing
         #expect(undoAdd.version == moved + 2, "\(undoAdd)")
         #expect(!handle.committedState.contains(shape))
     }
+
+    @Test("the history scan's byte search finds a UUID at the start, the end and inside, and nothing else")
+    func byteSearch() {
+        let needle = Array("5f0c61d2".utf8)
+        #expect(ScopeEngine.contains(Array("5f0c61d2 tail".utf8), needle))
+        #expect(ScopeEngine.contains(Array("head 5f0c61d2".utf8), needle))
+        #expect(ScopeEngine.contains(Array("55f5f0c5f0c61d2x".utf8), needle))
+        #expect(!ScopeEngine.contains(Array("5f0c61d".utf8), needle))
+        #expect(!ScopeEngine.contains(Array("5f0c61d3 5f0c61d".utf8), needle))
+        #expect(!ScopeEngine.contains([], needle))
+    }
 }

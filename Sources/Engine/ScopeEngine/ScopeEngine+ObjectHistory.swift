@@ -5,7 +5,7 @@ import Synchronization
 
 extension ScopeEngine {
     /// How many logged change sets one step of a backward history scan reads (and holds).
-    static let historyScanChunk = 256
+    static let historyScanChunk = 1024
 
     /// `{"uuid","entries":[…],"next"}`: the change sets that touched the object `uuid`, newest
     /// first, at most `limit`, those before version `before` (all when nil). Each entry is
@@ -43,7 +43,7 @@ extension ScopeEngine {
                 throw storeFailure(error)
             }
             for record in records.reversed() where Int(record.version) <= upper {
-                guard record.payload.firstRange(of: needle) != nil,
+                guard Self.contains(record.payload, needle),
                     let entry = Self.historyEntry(of: uuid, in: record)
                 else { continue }
                 if entries.count == limit {
@@ -63,6 +63,26 @@ extension ScopeEngine {
             "next": next.map { .number(JSONNumber($0)) } ?? .null,
         ])
         return writer.bytes
+    }
+
+    /// Whether `bytes` contain `needle`: `memchr` to each candidate first byte, `memcmp` there (the
+    /// scan reads every retained payload; the generic collection search is several times slower).
+    static func contains(_ bytes: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard let first = needle.first, needle.count <= bytes.count else { return false }
+        return bytes.withUnsafeBufferPointer { haystack in
+            needle.withUnsafeBufferPointer { needle in
+                guard let base = haystack.baseAddress, let wanted = needle.baseAddress else { return false }
+                var start = base
+                let lastStart = base + (haystack.count - needle.count)
+                while start <= lastStart {
+                    guard let hit = memchr(start, Int32(first), lastStart - start + 1) else { return false }
+                    let candidate = hit.assumingMemoryBound(to: UInt8.self)
+                    if memcmp(candidate, wanted, needle.count) == 0 { return true }
+                    start = UnsafePointer(candidate) + 1
+                }
+                return false
+            }
+        }
     }
 
     /// The entry of one logged change set for `uuid`, nil when it does not touch the object (its
