@@ -14,8 +14,10 @@ import Glibc
 /// gets ``ChangeNotice/everything``, so a node that missed notifications — its connection dropped,
 /// or killed by an operator — re-reads every scope's version instead of trusting the hints.
 /// While it is down, ``unavailability`` says why (the gateway's `/readyz` answers 503).
+/// It also listens on the presence channel and hands those texts to the presence handler as they are.
 final class PostgresListener: Sendable {
     private let handler = Mutex<(@Sendable (ChangeNotice) -> Void)?>(nil)
+    private let presenceHandler = Mutex<(@Sendable (String) -> Void)?>(nil)
     private let closed = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let problem = Mutex<String?>(nil)
@@ -40,6 +42,10 @@ final class PostgresListener: Sendable {
     func follow(_ handler: @escaping @Sendable (ChangeNotice) -> Void) {
         self.handler.withLock { $0 = handler }
         handler(.everything)
+    }
+
+    func followPresence(_ handler: @escaping @Sendable (String) -> Void) {
+        presenceHandler.withLock { $0 = handler }
     }
 
     func close() {
@@ -72,6 +78,7 @@ final class PostgresListener: Sendable {
                     target: target, applicationName: "\(configuration.applicationName)-listener",
                     timeout: configuration.statementTimeout)
                 try connection.query("LISTEN \(PostgresStatements.channel)")
+                try connection.query("LISTEN \(PostgresStatements.presenceChannel)")
             } catch {
                 problem.withLock { $0 = "the database is unreachable: \(error)" }
                 logger.warning(
@@ -89,9 +96,15 @@ final class PostgresListener: Sendable {
             if everConnected { logger.info("listener reconnected; re-reading every scope's version") }
             everConnected = true
             connection.onNotification = { [self] channel, payload in
-                guard channel == PostgresStatements.channel else { return }
-                statistics.withLock { $0.notificationsReceived += 1 }
-                deliver(ChangeNotice(payload: payload))
+                switch channel {
+                case PostgresStatements.channel:
+                    statistics.withLock { $0.notificationsReceived += 1 }
+                    deliver(ChangeNotice(payload: payload))
+                case PostgresStatements.presenceChannel:
+                    presenceHandler.withLock { $0 }?(payload)
+                default:
+                    break
+                }
             }
             // Whatever happened while we were not listening is read now.
             deliver(.everything)

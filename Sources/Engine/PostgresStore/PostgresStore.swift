@@ -27,7 +27,10 @@ public final class PostgresStore: SharedChangeLogStore {
     let statisticsState = PostgresCounters()
     private let writers: [PostgresWriter]
     let readers: PostgresReaders
-    private let listener: PostgresListener
+    let listener: PostgresListener
+    let presencePublisher: PostgresPresencePublisher
+    /// This store's name in its presence texts (random per start; see PostgresStore+Presence.swift).
+    public let presenceNodeID = String(UInt64.random(in: 1...UInt64.max), radix: 16)
     private let closed = Atomic<Bool>(false)
 
     /// Connects (waiting up to the statement timeout), creates or migrates the schema, and starts
@@ -64,6 +67,7 @@ public final class PostgresStore: SharedChangeLogStore {
             // overlap only repeat a cheap statement.
             _ = expiryWriter.queue.enqueue(.expireIdempotencyRecords { _ in })
         }
+        presencePublisher = PostgresPresencePublisher(target: target, configuration: configuration, logger: logger)
         logger.info("PostgreSQL store open", metadata: ["database": "\(target)"])
     }
 
@@ -73,6 +77,7 @@ public final class PostgresStore: SharedChangeLogStore {
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         listener.close()
+        presencePublisher.close()
         for writer in writers { writer.close() }
         readers.close()
     }

@@ -77,6 +77,11 @@ public final class GatewayServer: Sendable {
             engineConfiguration.conflictRetries = configuration.conflictRetries
             metrics.observe(sharedStore: { shared.statistics })
         }
+        // Presence across nodes: each change is a NOTIFY of its own (docs/store.md).
+        let presenceRelay = (store as? PostgresStore).map { postgres in
+            BroadcastPresenceRelay(send: { postgres.publishPresence($0) }, receive: { postgres.followPresence($0) })
+        }
+        engineConfiguration.presenceRelay = presenceRelay
         engine = ScopeEngine(configuration: engineConfiguration, store: store, logger: logger)
         let started = ContinuousClock.now
         recovered = try await engine.recover()
@@ -90,6 +95,7 @@ public final class GatewayServer: Sendable {
         // On a shared database, other nodes' commits arrive from now on (and everything since the
         // recovery read is compared at once).
         engine.followSharedStore()
+        presenceRelay?.follow { [weak engine] in engine?.applyRemotePresence($0) }
         if configuration.schema == nil { try await engine.ensureScope(named: "demo") }
 
         var policy = configuration.access
