@@ -71,8 +71,11 @@ class Connection {
   static all = [];
 
   static for(options) {
+    const given = (options.baseURL ?? "").replace(/\/$/, "");
+    // "" is this page's origin: the same connection as a page that spells it out.
+    const origin = globalThis.location?.origin;
     const key = {
-      baseURL: (options.baseURL ?? "").replace(/\/$/, ""), clientId: options.clientId,
+      baseURL: given === "" && origin && origin !== "null" ? origin : given, clientId: options.clientId,
       token: options.token, fetch: options.fetch, transport: options.transport ?? "auto",
     };
     const same = (connection) => Object.keys(key).every((name) => connection.key[name] === key[name]);
@@ -242,6 +245,9 @@ export class Scope {
   get reconnectAttempt() { return this.closed ? 0 : this.copy.reconnectAttempt; }
   /** How many of this client's own accepted change sets an `undo()` may still try. */
   get undoableCount() { return this.copy.undoableCount; }
+  /** For tests and tools: the copy's SyncCore, and the shared stream's EventSource while it uses one. */
+  get core() { return this.copy.core; }
+  get eventSource() { return this.copy.connection.stream.eventSource; }
 
   /** An object of the view, as `{uuid, clsName, properties}` (a copy), or undefined. */
   get(uuid) { return this.copy.get(uuid); }
@@ -799,6 +805,8 @@ class SharedStream {
     this.switchQueued = false;
     this.cut = null;
     this.cutWait = null;
+    /** The EventSource of the connection, while the transport is one. */
+    this.eventSource = null;
   }
 
   /** A loaded copy joins: it rides the next connection, from its version. */
@@ -1011,7 +1019,16 @@ class SharedStream {
       if (this.connection.token) query.set("access_token", this.connection.token);
       const base = this.connection.baseURL || globalThis.location?.origin || "";
       const source = new EventSource(`${base}/v1/events?${query}`);
-      const finish = (end) => { source.close(); this.cut = null; resolve(end); };
+      this.eventSource = source;
+      let done = false;
+      const finish = (end) => {
+        if (done) return;
+        done = true;
+        source.close();
+        this.cut = null;
+        this.eventSource = null;
+        resolve(end);
+      };
       this.cut = (why = StreamEnd.dropped) => finish({ kind: why });
       source.onopen = () => this.opened();
       // EventSource hides the status: a refusal at open and a dropped stream look the same.

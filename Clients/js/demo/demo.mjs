@@ -1,7 +1,8 @@
 // The shared-canvas demo: the original Jetstream README's canvas of shapes, on jetstream.mjs.
 // Every window on the same address (?scope=NAME, default "demo") edits the same scope; Undo
-// reverts this window's last edit, History shows (and restores) the canvas as it was. Plain DOM,
-// no framework, no build step. `window.demo` exposes the scope and a few counters for tests.
+// reverts this window's last edit, History shows (and restores) the canvas as it was; each window
+// sees the others' pointers and who is here (presence; ?name= sets this window's label). Plain
+// DOM, no framework, no build step. `window.demo` exposes the scope and a few counters for tests.
 import { openScope } from "../client/jetstream.mjs";
 
 const params = new URLSearchParams(location.search);
@@ -10,6 +11,13 @@ const scopeName = params.get("scope") ?? "demo";
 const baseURL = new URL("..", location.href).href.replace(/\/$/, "");
 const COLORS = [0x93c5fdff, 0xfca5a5ff, 0x86efacff, 0xfde68aff, 0xc4b5fdff, 0xf9a8d4ff];
 const SEND_INTERVAL_MS = 50;
+/** Pointer positions go to the others at most this often (20 a second), the last one always. */
+const POINTER_INTERVAL_MS = 50;
+const POINTER_COLORS = ["#e4572e", "#2563eb", "#16a34a", "#9333ea", "#d97706", "#0891b2", "#db2777"];
+const me = {
+  label: params.get("name") ?? `Guest ${Math.floor(10 + Math.random() * 90)}`,
+  color: POINTER_COLORS[Math.floor(Math.random() * POINTER_COLORS.length)],
+};
 
 const $ = (id) => document.getElementById(id);
 const canvas = $("canvas");
@@ -35,6 +43,11 @@ const demo = (window.demo = {
     return root.properties.shapes.map((uuid) => ({ uuid, ...demo.scope.get(uuid).properties }));
   },
   select: (uuid) => select(uuid),
+  /** This window's label and colour, and how many presence updates it sent. */
+  me,
+  pointerUpdates: 0,
+  /** The other windows present, as `scope.presence.others` says. */
+  others: () => demo.scope?.presence.others ?? [],
 });
 
 const cssColor = (color) => (color === null || color === undefined ? "#e5e7eb" : `#${(color >>> 0).toString(16).padStart(8, "0")}`);
@@ -389,6 +402,68 @@ async function restoreShown() {
   }
 }
 
+// -- presence: the others' pointers and who is here -------------------------------------------------
+
+const pointers = new Map();
+
+/** Sends this window's pointer (null when it is off the canvas), at most every POINTER_INTERVAL_MS. */
+function sharePointer(x, y) {
+  sharePointer.next = { x, y, color: me.color, label: me.label };
+  if (sharePointer.timer) return;
+  const wait = Math.max(0, POINTER_INTERVAL_MS - (performance.now() - (sharePointer.sentAt ?? -Infinity)));
+  sharePointer.timer = setTimeout(() => {
+    sharePointer.timer = null;
+    sharePointer.sentAt = performance.now();
+    demo.pointerUpdates += 1;
+    demo.scope.presence.set(sharePointer.next).catch((error) => showToast(`Could not share your pointer: ${error.message}`));
+  }, wait);
+}
+
+function wirePresence(scope) {
+  canvas.addEventListener("pointermove", (event) => {
+    const box = canvas.getBoundingClientRect();
+    sharePointer(Math.round(event.clientX - box.left), Math.round(event.clientY - box.top));
+  });
+  canvas.addEventListener("pointerleave", () => sharePointer(null, null));
+  scope.presence.subscribe(renderPresence);
+  sharePointer(null, null);   // here, pointer elsewhere: the others list this window at once
+  renderPresence(scope.presence.others);
+}
+
+function renderPresence(others) {
+  const present = new Set();
+  for (const { client, data } of others) {
+    if (!Number.isFinite(data?.x) || !Number.isFinite(data?.y)) continue;
+    present.add(client);
+    let pointer = pointers.get(client);
+    if (!pointer) {
+      pointer = document.createElement("div");
+      pointer.className = "pointer";
+      pointer.dataset.client = client;
+      pointer.append(document.createElement("span"));
+      canvas.append(pointer);
+      pointers.set(client, pointer);
+    }
+    pointer.style.transform = `translate(${data.x}px, ${data.y}px)`;
+    pointer.style.setProperty("--pointer", String(data.color ?? "#6b7383"));
+    pointer.firstChild.textContent = String(data.label ?? "someone");
+  }
+  for (const [client, pointer] of pointers) {
+    if (!present.has(client)) { pointer.remove(); pointers.delete(client); }
+  }
+  const chip = (label, color, client) => {
+    const element = document.createElement("span");
+    element.className = "who";
+    element.style.setProperty("--pointer", color);
+    element.textContent = label;
+    if (client) element.dataset.client = client;
+    return element;
+  };
+  const you = chip(`${me.label} (you)`, me.color);
+  you.classList.add("you");
+  $("here-list").replaceChildren(you, ...others.map(({ client, data }) => chip(String(data?.label ?? "someone"), String(data?.color ?? "#6b7383"), client)));
+}
+
 // -- start ------------------------------------------------------------------------------------------
 
 async function start() {
@@ -408,6 +483,7 @@ async function start() {
     scope.onRejected(reportRejection);
     scope.subscribe(render);
     renderOrder();
+    wirePresence(scope);
     setInterval(updatePending, 300);
     demo.ready = true;
   } catch (error) {
