@@ -1,5 +1,6 @@
 import Foundation
 import JetstreamClient
+import JetstreamJSON
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -30,6 +31,8 @@ final class FaultyTransport: HTTPTransport {
         var openStreams: [Int: AsyncThrowingStream<Data, any Error>.Continuation] = [:]
         var streamTexts: [Int: [UInt8]] = [:]
         var streamRequests: [ContinuousClock.Instant] = []
+        var streamTargets: [(url: URL, lastEventID: String?)] = []
+        var requestLines: [String] = []
         var answers: [String: [Int]] = [:]
         var sentKeys: Set<String> = []
     }
@@ -68,11 +71,41 @@ final class FaultyTransport: HTTPTransport {
     /// When each stream request was made (failed ones included).
     var streamRequests: [ContinuousClock.Instant] { state.withLock { $0.streamRequests } }
 
+    /// Each stream request's URL and `Last-Event-ID`, in order (failed ones included).
+    var streamTargets: [(url: URL, lastEventID: String?)] { state.withLock { $0.streamTargets } }
+
+    /// The `scope` query values of each stream request, in order.
+    var streamScopes: [[String]] {
+        streamTargets.map { target in
+            (URLComponents(url: target.url, resolvingAgainstBaseURL: false)?.queryItems ?? [])
+                .filter { $0.name == "scope" }.compactMap(\.value)
+        }
+    }
+
+    /// Event streams open now.
+    var openStreamCount: Int { state.withLock { $0.openStreams.count } }
+
+    /// `METHOD path` of every request (not streams), in order.
+    var requestLines: [String] { state.withLock { $0.requestLines } }
+
     /// How many events of type `name` the streams delivered.
     func eventCount(_ name: String) -> Int {
         let needle = Array("event: \(name)\n".utf8)
         return state.withLock { state in
             state.streamTexts.values.reduce(0) { count, text in count + Self.occurrences(of: needle, in: text) }
+        }
+    }
+
+    /// The data of every event of type `name` the streams delivered, stream after stream, in order.
+    func events(named name: String) -> [JSONValue] {
+        let texts = state.withLock { state in state.streamTexts.sorted { $0.key < $1.key }.map(\.value) }
+        return texts.flatMap { text in
+            String(decoding: text, as: UTF8.self).components(separatedBy: "\n\n").compactMap { block -> JSONValue? in
+                let lines = block.split(separator: "\n", omittingEmptySubsequences: false)
+                guard lines.contains(where: { $0 == "event: \(name)" }) else { return nil }
+                let data = lines.filter { $0.hasPrefix("data: ") }.map { $0.dropFirst(6) }.joined(separator: "\n")
+                return try? JSONParser.parse(data)
+            }
         }
     }
 
@@ -92,6 +125,7 @@ final class FaultyTransport: HTTPTransport {
 
     func data(for request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         let (delay, fail) = state.withLock { state in
+            state.requestLines.append("\(request.httpMethod ?? "GET") \(request.url?.path ?? "")")
             if let key = request.value(forHTTPHeaderField: "Idempotency-Key") { state.sentKeys.insert(key) }
             defer { state.failingRequests = max(0, state.failingRequests - 1) }
             return (request.httpMethod == "POST" ? state.postDelay : .zero, state.failingRequests > 0)
@@ -113,6 +147,9 @@ final class FaultyTransport: HTTPTransport {
     func stream(for request: URLRequest) async throws -> (HTTPURLResponse, AsyncThrowingStream<Data, any Error>) {
         let fail = state.withLock { state in
             state.streamRequests.append(.now)
+            if let url = request.url {
+                state.streamTargets.append((url, request.value(forHTTPHeaderField: "Last-Event-ID")))
+            }
             defer { state.failingStreams = max(0, state.failingStreams - 1) }
             return state.failingStreams > 0
         }

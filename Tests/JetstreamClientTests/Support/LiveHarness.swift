@@ -65,9 +65,10 @@ final class LiveHarness {
         return peer
     }
 
-    /// Creates the scope through the API with a shape per label (`PUT`, then one change set),
-    /// before any peer opens it.
-    func seed(labels: [String]) async throws {
+    /// Creates the scope (or `scope`) through the API with a shape per label (`PUT`, then one
+    /// change set), before any peer opens it.
+    func seed(labels: [String], scope: String? = nil) async throws {
+        let scopeName = scope ?? self.scopeName
         let root = UUID()
         let created = try await api.request(
             "PUT", "/v1/scopes/\(scopeName)",

@@ -37,6 +37,15 @@ struct ServerAPI: Sendable {
         return (response.statusCode, try? JSONParser.parse([UInt8](data)))
     }
 
+    /// The value of the unlabelled sample `name` in `GET /metrics` (nil when absent).
+    func metric(_ name: String) async throws -> Double? {
+        let (data, _) = try await transport.data(for: URLRequest(url: URL(string: url.absoluteString + "/metrics")!))
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Double(line.dropFirst(name.count + 1))
+        }
+        return nil
+    }
+
     /// `GET /v1/scopes/{name}`, imported with the demo schema.
     func state(of scope: String) async throws -> ScopeState {
         let (status, body) = try await request("GET", "/v1/scopes/\(scope)")

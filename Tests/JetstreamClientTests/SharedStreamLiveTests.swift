@@ -1,0 +1,183 @@
+import CanvasModel
+import Foundation
+import Jetstream
+import JetstreamJSON
+import JetstreamModel
+import Testing
+
+@testable import JetstreamClient
+
+/// One ``Client``, many scopes, one event stream — against the real gateway: the server counts one
+/// open stream, a scope fetched or stopped re-opens it without losing or repeating a change set, a
+/// deleted scope stops alone, and a scope fetched twice is one copy.
+@Suite("Shared stream: many scopes of one client on one connection", .serialized)
+@MainActor
+struct SharedStreamLiveTests {
+    /// A client of the live gateway with its own fault-injecting transport.
+    private static func client(_ live: LiveHarness, transport: FaultyTransport) -> Client {
+        var configuration = Client.Configuration()
+        configuration.backoff = LiveHarness.quickBackoff
+        return Client(url: live.gateway.url, transport: transport, configuration: configuration)
+    }
+
+    /// The versions of `scope`'s changeset events on every stream `transport` read, in order.
+    private static func changeSetVersions(of scope: String, in transport: FaultyTransport) -> [Int] {
+        transport.events(named: "changeset").filter { $0["scope"]?.string == scope }
+            .compactMap { $0["version"]?.number?.int64Value.map { Int($0) } }
+    }
+
+    @Test("three scopes of one client: one connection (the server counts one stream); a deleted one stops alone")
+    func threeScopesOneConnection() async throws {
+        try await LiveHarness.run { live in
+            let names = [live.scopeName, "\(live.scopeName)-b", "\(live.scopeName)-c"]
+            for name in names { try await live.seed(labels: ["on \(name)"], scope: name) }
+            let transport = FaultyTransport()
+            let client = Self.client(live, transport: transport)
+            let canvases = names.map { _ in Canvas() }
+            var syncs: [ScopeSync] = []
+            for (name, canvas) in zip(names, canvases) {
+                syncs.append(try await client.fetch(Scope(name: name, root: canvas)))
+            }
+            try await Poll.until("all three are live (\(syncs.map(\.status)))") {
+                syncs.allSatisfy { $0.status == .live }
+            }
+            try await Poll.until("one stream open, here and on the server") {
+                let counted = try await live.api.metric("jetstream_sse_streams_open")
+                return transport.openStreamCount == 1 && counted == 1
+            }
+            let last = try #require(transport.streamScopes.last)
+            #expect(last.map(SharedEventStream.name(inQueryValue:)) == names, "\(transport.streamScopes)")
+            #expect(transport.streamTargets.allSatisfy { $0.url.path.hasSuffix("/v1/events") })
+
+            // Changes to each scope arrive through the one stream.
+            for name in names {
+                let writer = try await live.peer(scope: name)
+                let shape = Shape()
+                shape.label = "new on \(name)"
+                writer.canvas.shapes.append(shape)
+            }
+            try await Poll.until("every scope shows its new shape") {
+                canvases.allSatisfy { $0.shapes.count == 2 }
+            }
+            #expect(transport.openStreamCount == 1)
+
+            // Deleting one scope stops its sync only; the stream goes on for the others.
+            #expect(try await live.api.delete(names[2]) == 204)
+            try await Poll.until("the deleted scope's sync stops") { syncs[2].status == .stopped(reason: .deleted) }
+            let writer = try await live.peer(scope: names[0])
+            writer.canvas.shapes.append(Shape())
+            try await Poll.until("the first scope still gets changes") { canvases[0].shapes.count == 3 }
+            #expect(syncs[0].status == .live && syncs[1].status == .live)
+            // Each writer peer is a client of its own, with its own stream (the one on the deleted scope ended).
+            let writers = live.peers.filter { $0.sync.status == .live }.count
+            try await Poll.until("one stream for the client and one for each live writer, on the server") {
+                let counted = try await live.api.metric("jetstream_sse_streams_open")
+                return counted == Double(1 + writers)
+            }
+            for sync in syncs { await sync.stop() }
+            try await Poll.until("no stream left open by the client") { transport.openStreamCount == 0 }
+        }
+    }
+
+    @Test("scopes fetched and stopped while another scope is written: each of its change sets arrives once, in order")
+    func fetchWhileWriting() async throws {
+        try await LiveHarness.run { live in
+            let others = ["\(live.scopeName)-b", "\(live.scopeName)-c"]
+            try await live.seed(labels: ["first"])
+            for name in others { try await live.seed(labels: [], scope: name) }
+            let transport = FaultyTransport()
+            let client = Self.client(live, transport: transport)
+            let canvas = Canvas()
+            let sync = try await client.fetch(Scope(name: live.scopeName, root: canvas))
+            let fetchedAt = sync.version
+            try await Poll.until("live") { sync.status == .live }
+
+            let writer = try await live.peer()
+            let writes = 30
+            let writing = Task { @MainActor in
+                for index in 0..<writes {
+                    let shape = Shape()
+                    shape.label = "w\(index)"
+                    writer.scope.modify { writer.canvas.shapes.append(shape) }
+                    try await Poll.until("write \(index) is confirmed") { writer.sync.pendingCount == 0 }
+                }
+            }
+            // Meanwhile: fetch two more scopes, stop one, fetch it again — four re-openings.
+            var extra: [ScopeSync] = []
+            for name in others { extra.append(try await client.fetch(Scope(name: name, root: Canvas()))) }
+            try await Poll.until("the new scopes are live") { extra.allSatisfy { $0.status == .live } }
+            await extra[0].stop()
+            extra[0] = try await client.fetch(Scope(name: others[0], root: Canvas()))
+            try await writing.value
+            try await live.waitUntilConverged([writer])
+
+            let final = try await live.serverState().version
+            try await Poll.until("the client reaches version \(final) (\(sync.version))") {
+                sync.version == final && sync.status == .live
+            }
+            #expect(transport.streamTargets.count >= 4, "the stream was re-opened for each change of the list")
+            #expect(
+                Self.changeSetVersions(of: live.scopeName, in: transport) == Array(fetchedAt + 1...final),
+                "every change set once, in order:\n\(transport.streamedText)")
+            #expect(transport.eventCount("reset") == 0 && transport.eventCount("snapshot") == 0)
+            #expect(canvas.shapes.map(\.label) == ["first"] + (0..<writes).map { "w\($0)" })
+            await sync.stop()
+            for sync in extra { await sync.stop() }
+        }
+    }
+
+    @Test("the same scope fetched twice: one copy, one subscription; stopping one handle leaves the other live")
+    func sameScopeTwice() async throws {
+        try await LiveHarness.run { live in
+            let other = "\(live.scopeName)-b"
+            try await live.seed(labels: ["a"])
+            try await live.seed(labels: [], scope: other)
+            let transport = FaultyTransport()
+            let client = Self.client(live, transport: transport)
+            let canvas = Canvas()
+            let scope = Scope(name: live.scopeName, root: canvas)
+            let first = try await client.fetch(scope)
+            let second = try await client.fetch(scope)
+            try await Poll.until("live") { first.status == .live && second.status == .live }
+            #expect(first !== second && first.scope === second.scope)
+            #expect(transport.streamTargets.count == 1, "the second fetch did not re-open the stream")
+            #expect(!transport.requestLines.contains("GET /v1/scopes/\(live.scopeName)") || transport.requestLines.filter {
+                $0 == "GET /v1/scopes/\(live.scopeName)"
+            }.count == 1, "the second fetch loaded nothing: \(transport.requestLines)")
+            var refusal: ClientError?
+            do {
+                _ = try await client.fetch(Scope(name: live.scopeName, root: Canvas()))
+            } catch let error as ClientError {
+                refusal = error
+            }
+            guard case .invalidState? = refusal else {
+                Issue.record("a second Scope object for a scope the client syncs is refused: \(String(describing: refusal))")
+                return
+            }
+
+            let otherSync = try await client.fetch(Scope(name: other, root: Canvas()))
+            try await Poll.until("the other scope is live") { otherSync.status == .live }
+            #expect(transport.streamScopes.allSatisfy { scopes in
+                scopes.filter { SharedEventStream.name(inQueryValue: $0) == live.scopeName }.count == 1
+            })
+
+            var secondStatuses: [ScopeSync.Status] = []
+            second.onStatusChange { secondStatuses.append($0) }
+            await first.stop()
+            #expect(first.status == .stopped(reason: .requested))
+            #expect(second.status == .live)
+            let writer = try await live.peer()
+            writer.canvas.shapes.append(Shape())
+            try await Poll.until("the copy still follows the scope") { canvas.shapes.count == 2 }
+            canvas.shapes[0].label = "through the second handle"
+            try await Poll.until("the copy still sends") { writer.canvas.shapes[0].label == "through the second handle" }
+            #expect(secondStatuses.isEmpty, "\(secondStatuses)")
+
+            await second.stop()
+            try await Poll.until("the stream is re-opened without the scope (\(transport.streamScopes))") {
+                transport.streamScopes.last == [other]
+            }
+            await otherSync.stop()
+        }
+    }
+}
