@@ -3,7 +3,8 @@
 //
 // Owns: `ReconnectionPolicy` (the event stream) and `SendRetryPolicy` (the change sets), the
 // names of how a stream connection can end (`StreamEnd`) and which statuses and events end one,
-// and `UndoHistory` (which of this client's own accepted change sets an undo reverts next).
+// `StreamScopes` (which scopes a shared stream carries and how its next request names them), and
+// `UndoHistory` (which of this client's own accepted change sets an undo reverts next).
 // No I/O, no timers, no clock: the caller says how long a connection lasted (ms), so a test
 // drives them with a manual clock, and the shared traces (Tests/Fixtures/sync-traces.json) hold
 // the Swift client to the same rules (docs/sync-protocol.md, R1–R7).
@@ -26,6 +27,19 @@
 //   ended: 404, event: deleted ─► closed (deleted)        ended: 403 ─► closed (forbidden)
 //   close(), from any state ─► closed (requested)
 //   k counts consecutive backoffs; it starts over after a connection of more than 60 s.
+//
+// The scopes of one shared stream (S1–S4): one ReconnectionPolicy for the stream, and
+//
+//   join(A), leave(B) ──► the list changed: a connection made for an older list is re-opened at
+//                         once from every scope's cv — the client's own end, not the policy's (S3)
+//   request(cv of)    ──► scope=A@5&scope=C: each scope from its cv; a scope marked whole
+//                         without a position (it gets a snapshot)
+//   ended(kind, A)    ──► inconsistent or unreadable in A: A is marked whole (R2); unreadable in no
+//                         known scope: every scope is
+//   opened()          ──► the marks are served: cleared
+//   refused(status, problem) at open ──► 404/403 naming a carried scope: stop that scope only, the
+//                         rest re-open at once; naming a scope no longer carried: re-open at once;
+//                         naming none: the policy's end (R3, R5) for the whole stream (S4)
 //
 // A POST in flight, answered (R6):
 //   200 ─► next            400 403 404 409 412 413 415 422 ─► rejected
@@ -182,6 +196,76 @@ export class ReconnectionPolicy {
     const decision = { action, attempt: action === "backoff" ? this.attempt : 0, refreshToken, fullState: this.fullState };
     if (reason !== undefined) decision.reason = reason;
     return decision;
+  }
+}
+
+/**
+ * Which scopes one shared stream carries and how its next request names them
+ * (docs/sync-protocol.md, S1–S4). Pure: the transport keeps each scope's state and says what
+ * happened; this says what the next request asks for and what a refusal at open means.
+ *
+ *   const scopes = new StreamScopes();
+ *   scopes.join("canvas-1"); scopes.join("canvas-2");
+ *   scopes.request((name) => versions[name])   // ["canvas-1@4", "canvas-2@9"]; stale is false now
+ *   scopes.join("canvas-3");                   // stale: re-open the connection at once
+ *   scopes.refused(404, { scope: "canvas-2" }) // {stop: "canvas-2", reason: "deleted"}
+ */
+export class StreamScopes {
+  constructor() {
+    /** The carried scopes, in the order they joined. */
+    this.names = [];
+    /** Scopes whose next request asks for the whole state (no position). */
+    this.whole = new Set();
+    this.epoch = 0;
+    this.requestedEpoch = -1;
+  }
+
+  get size() { return this.names.length; }
+  has(name) { return this.names.includes(name); }
+
+  /** Whether the last request was made for another list than the one carried now (S3). */
+  get stale() { return this.requestedEpoch !== this.epoch; }
+
+  join(name) {
+    if (this.has(name)) return;
+    this.names.push(name);
+    this.epoch += 1;
+  }
+
+  leave(name) {
+    if (!this.has(name)) return;
+    this.names = this.names.filter((known) => known !== name);
+    this.whole.delete(name);
+    this.epoch += 1;
+  }
+
+  /** The `scope` parameters of the next request: `NAME@cv`, or `NAME` for a scope marked whole (S2). */
+  request(versionOf) {
+    this.requestedEpoch = this.epoch;
+    return this.names.map((name) => (this.whole.has(name) ? name : `${name}@${versionOf(name)}`));
+  }
+
+  /** A connection ended `kind` because of an event of scope `name` (undefined: of no known scope). */
+  ended(kind, name) {
+    if (kind !== StreamEnd.inconsistent && kind !== StreamEnd.unreadable) return;
+    for (const marked of name === undefined ? this.names : [name]) if (this.has(marked)) this.whole.add(marked);
+  }
+
+  /** The stream answered: every scope marked whole gets its snapshot now. */
+  opened() { this.whole.clear(); }
+
+  /**
+   * A refusal at open: `{stop, reason, retry: true}` for a 404 (deleted) or 403 (forbidden) naming
+   * a carried scope — that scope stops, the others re-open at once; `{retry: true}` for one naming
+   * a scope that left meanwhile; else `{kind}`, the stream's end for the policy (S4).
+   */
+  refused(status, problem) {
+    const named = typeof problem?.scope === "string" && (status === 404 || status === 403);
+    if (named && this.has(problem.scope)) {
+      return { stop: problem.scope, reason: status === 404 ? StreamEnd.deleted : StreamEnd.forbidden, retry: true };
+    }
+    if (named) return { retry: true };
+    return { kind: endOfResponse(status) };
   }
 }
 

@@ -364,6 +364,23 @@ export class ReconnectionPolicy {
   close(): ConnectionStatus;
 }
 
+/** Which scopes one shared stream carries and how its next request names them: pure. */
+export class StreamScopes {
+  readonly names: readonly string[];
+  readonly size: number;
+  /** The last request was made for another list: re-open the stream at once. */
+  readonly stale: boolean;
+  has(name: string): boolean;
+  join(name: string): void;
+  leave(name: string): void;
+  /** The `scope` parameters: `NAME@cv`, or `NAME` for a scope that must load its whole state. */
+  request(versionOf: (name: string) => number): string[];
+  ended(kind: StreamEndKind, name: string | undefined): void;
+  opened(): void;
+  refused(status: number, problem: Problem | null | undefined):
+    { stop: string; reason: "deleted" | "forbidden"; retry: true } | { retry: true; stop?: undefined } | { kind: StreamEndKind; stop?: undefined };
+}
+
 export type SendDecision =
   | { action: "next" }
   | { action: "rejected" }

@@ -1,8 +1,9 @@
 // jetstream.mjs — the JavaScript client of Jetstream Gateway (browsers and Node 20+): the entry.
 //
-// It keeps a local copy of one scope in sync with the gateway: the server's state (`confirmed`),
-// the local change sets not yet confirmed (`pending`), and the view the application sees
-// (confirmed with every pending set re-applied). Local changes show at once and go to the server
+// It keeps local copies of scopes in sync with the gateway, all of a page's scopes on one event
+// stream, and shows who else is here (presence). For each scope it keeps the server's state
+// (`confirmed`), the local change sets not yet confirmed (`pending`), and the view the application
+// sees (confirmed with every pending set re-applied). Local changes show at once and go to the server
 // in order, one at a time, each with a fixed Idempotency-Key; server events rebase the view. The
 // rules are docs/sync-protocol.md's, the Swift client's too; the API is docs/js-client.md.
 //
@@ -17,18 +18,20 @@
 //   schema.mjs            Schema, applyOperation — the model rules of docs/model.md
 //   state.mjs             ScopeState, applyChangeSet
 //   sync-core.mjs         SyncCore — the pure state machine of the algorithm
-//   connection-state.mjs  ReconnectionPolicy, SendRetryPolicy, UndoHistory — what to do after a
-//                         stream connection ends or a POST is answered, which own set an undo
-//                         reverts next (pure, clock-free)
+//   connection-state.mjs  ReconnectionPolicy, SendRetryPolicy, StreamScopes, UndoHistory — what
+//                         to do after a stream connection ends or a POST is answered, which scopes
+//                         a shared stream asks for and how, which own set an undo reverts next
+//                         (pure, clock-free)
 //   backoff.mjs           backoffDelay
 //   sse-parser.mjs        SSEParser
-//   scope.mjs             openScope, Scope — the transport
+//   scope.mjs             openScope, Scope — the transport: one connection (one stream) per page,
+//                         a copy per scope, presence
 
 export { ErrorKind, Rejection, JetstreamError } from "./errors.mjs";
 export { Schema, applyOperation } from "./schema.mjs";
 export { ScopeState, applyChangeSet } from "./state.mjs";
 export { SyncCore } from "./sync-core.mjs";
-export { ReconnectionPolicy, SendRetryPolicy, StreamEnd, UndoHistory } from "./connection-state.mjs";
+export { ReconnectionPolicy, SendRetryPolicy, StreamEnd, StreamScopes, UndoHistory } from "./connection-state.mjs";
 export { backoffDelay } from "./backoff.mjs";
 export { SSEParser } from "./sse-parser.mjs";
 export { openScope, Scope } from "./scope.mjs";

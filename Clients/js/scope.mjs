@@ -19,7 +19,7 @@ import { Schema, randomUUID, wireUUID } from "./schema.mjs";
 import { cloneProperties } from "./state.mjs";
 import { SyncCore } from "./sync-core.mjs";
 import { backoffDelay, pause } from "./backoff.mjs";
-import { ReconnectionPolicy, SendRetryPolicy, StreamEnd, UndoHistory, endOfEvent, endOfResponse } from "./connection-state.mjs";
+import { ReconnectionPolicy, SendRetryPolicy, StreamEnd, StreamScopes, UndoHistory, endOfEvent } from "./connection-state.mjs";
 import { SSEParser } from "./sse-parser.mjs";
 
 /** How often `undo` and `restore` send their request before they give up (same key each time). */
@@ -787,21 +787,19 @@ class ScopeCopy {
  * copy has confirmed (`NAME@V`), so a new connection — after an end, or because a scope joined
  * or left — misses nothing and repeats nothing; a scope that must load its whole state again (R2,
  * unreadable data) is named without `@V` and gets a snapshot. Events are routed by their data's
- * `scope`. What to do after an end is the `ReconnectionPolicy`'s, for the stream as a whole; an
- * end of this side's own making (the scopes changed) is not one it judges.
+ * `scope`. What to do after an end is the `ReconnectionPolicy`'s, for the stream as a whole; which
+ * scopes the next request names, how, and what a refusal naming one means is `StreamScopes`'s
+ * (both pure, connection-state.mjs); an end of this side's own making (the scopes changed) is
+ * not one the policy judges.
  */
 class SharedStream {
   constructor(connection) {
     this.connection = connection;
-    /** name → the copy this stream carries, in the order they joined. */
+    /** name → the copy this stream carries. */
     this.members = new Map();
+    this.scopes = new StreamScopes();
     this.policy = new ReconnectionPolicy();
-    /** Scopes whose next connection asks for the whole state (with `policy.fullState`). */
-    this.fullState = new Set();
     this.running = false;
-    /** Bumped when the scopes change; a connection made for an older list is cut. */
-    this.epoch = 0;
-    this.connectedEpoch = -1;
     this.switchQueued = false;
     this.cut = null;
     this.cutWait = null;
@@ -812,6 +810,7 @@ class SharedStream {
   /** A loaded copy joins: it rides the next connection, from its version. */
   add(copy) {
     this.members.set(copy.name, copy);
+    this.scopes.join(copy.name);
     this.changed(true);
   }
 
@@ -819,7 +818,7 @@ class SharedStream {
   remove(copy) {
     if (this.members.get(copy.name) !== copy) return;
     this.members.delete(copy.name);
-    this.fullState.delete(copy.name);
+    this.scopes.leave(copy.name);
     this.changed(false);
   }
 
@@ -828,7 +827,6 @@ class SharedStream {
    * the same turn (a page opening seven scopes at once reconnects once per turn, not seven times).
    */
   changed(joined) {
-    this.epoch += 1;
     if (!this.running) {
       if (this.members.size > 0) this.run();
       return;
@@ -840,7 +838,7 @@ class SharedStream {
     this.switchQueued = true;
     setTimeout(() => {
       this.switchQueued = false;
-      if (this.connectedEpoch !== this.epoch) this.cut?.(SWITCH);
+      if (this.scopes.stale) this.cut?.(SWITCH);
     }, 0);
   }
 
@@ -893,7 +891,6 @@ class SharedStream {
       }
       this.running = false;
       this.policy = new ReconnectionPolicy();
-      this.fullState.clear();
       // A scope that joined while the last connection wound down starts the next run.
       if (this.members.size > 0) this.run();
     }
@@ -905,21 +902,17 @@ class SharedStream {
       (transport !== "fetch" && typeof ReadableStream === "undefined" && typeof EventSource === "function");
   }
 
-  /** `scope=A@5&scope=B` for the scopes now carried; remembers which list it was made for. */
+  /** `scope=A@5&scope=B` for the scopes now carried (S2). */
   query() {
-    this.connectedEpoch = this.epoch;
     const query = new URLSearchParams();
-    for (const [name, copy] of this.members) {
-      const whole = this.policy.fullState && this.fullState.has(name);
-      query.append("scope", whole ? name : `${name}@${copy.version}`);
-    }
+    for (const scope of this.scopes.request((name) => this.members.get(name).version)) query.append("scope", scope);
     return query;
   }
 
   /** The stream answered: it is live; every scope asked for whole got it. */
   opened() {
     this.policy.opened();
-    this.fullState.clear();
+    this.scopes.opened();
     this.showStatus();
     for (const copy of this.members.values()) copy.presence.streamOpened();
   }
@@ -927,16 +920,13 @@ class SharedStream {
   /** A refusal at open naming one scope (404: deleted, 403): that scope stops, the others go on. */
   async refusal(response) {
     const problem = await problemOf(response);
-    const named = typeof problem?.scope === "string" && (response.status === 404 || response.status === 403);
-    const copy = named ? this.members.get(problem.scope) : undefined;
-    // A scope that left while the request was on its way: ask again for the ones still here.
-    if (named && !copy) return { kind: REFUSED_SCOPE };
-    if (copy) {
-      copy.stopped(response.status === 404 ? StreamEnd.deleted : StreamEnd.forbidden,
-        new JetstreamError(`not allowed to read scope ${copy.name}`, { status: response.status, problem }));
-      return { kind: REFUSED_SCOPE };
+    const { stop, reason, retry, kind } = this.scopes.refused(response.status, problem);
+    if (stop !== undefined) {
+      const why = reason === StreamEnd.deleted ? `scope ${stop} was deleted` : `not allowed to read scope ${stop}`;
+      this.members.get(stop)?.stopped(reason, new JetstreamError(why, { status: response.status, problem }));
     }
-    const kind = endOfResponse(response.status);
+    // The others (or, for a scope that left while the request was on its way, all) ask again.
+    if (retry) return { kind: REFUSED_SCOPE };
     if (kind === StreamEnd.forbidden) {
       return { kind, error: new JetstreamError(`not allowed to read the stream of ${[...this.members.keys()].join(", ")}`, { status: 403, problem }) };
     }
@@ -955,7 +945,7 @@ class SharedStream {
         if (event === undefined || (!copy && typeof event?.scope !== "string")) {
           if (type === "presence") return undefined;
           // Data that names no scope: nobody can tell whose state it was, so every scope is loaded whole.
-          for (const name of this.members.keys()) this.fullState.add(name);
+          this.scopes.ended(StreamEnd.unreadable, undefined);
           return { kind: StreamEnd.unreadable };
         }
         if (!copy) return undefined;
@@ -965,7 +955,7 @@ class SharedStream {
           return this.members.size === 0 ? { kind: SWITCH } : undefined;
         }
         const end = copy.handle(type, event);
-        if (end && (end.kind === StreamEnd.inconsistent || end.kind === StreamEnd.unreadable)) this.fullState.add(copy.name);
+        if (end) this.scopes.ended(end.kind, copy.name);
         return end;
       }
       default: {

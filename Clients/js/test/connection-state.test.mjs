@@ -3,7 +3,7 @@
 // these cover what no trace walks through.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ReconnectionPolicy, SendRetryPolicy, StreamEnd, UndoHistory, endOfEvent, endOfResponse } from "../connection-state.mjs";
+import { ReconnectionPolicy, SendRetryPolicy, StreamEnd, StreamScopes, UndoHistory, endOfEvent, endOfResponse } from "../connection-state.mjs";
 
 test("endOfResponse: 200 opens; 401, 403, 404 have their own ends; any other status is a server error", () => {
   assert.equal(endOfResponse(200), undefined);
@@ -153,4 +153,61 @@ test("UndoHistory: a version the server no longer keeps takes every older one wi
   assert.equal(history.next(), 8);
   history.gone(4);
   assert.deepEqual(history.versions, [6], "4 and 2 are older than the retained history too");
+});
+
+// -- StreamScopes (docs/sync-protocol.md, S1–S4) ----------------------------------------------
+
+const versions = { a: 4, b: 9, c: 0 };
+const versionOf = (name) => versions[name];
+
+test("StreamScopes: the request names every carried scope from its cv, in the order they joined; joining or leaving makes it stale", () => {
+  const scopes = new StreamScopes();
+  assert.equal(scopes.stale, true, "nothing requested yet");
+  scopes.join("a");
+  scopes.join("b");
+  scopes.join("a");
+  assert.deepEqual(scopes.request(versionOf), ["a@4", "b@9"], "a scope joined twice is carried once");
+  assert.equal(scopes.stale, false);
+  scopes.join("c");
+  assert.equal(scopes.stale, true, "a new scope: re-open (S3)");
+  assert.deepEqual(scopes.request(versionOf), ["a@4", "b@9", "c@0"]);
+  scopes.leave("a");
+  scopes.leave("a");
+  assert.equal(scopes.stale, true, "a scope left: re-open");
+  assert.deepEqual(scopes.request(versionOf), ["b@9", "c@0"]);
+  scopes.leave("nowhere");
+  assert.equal(scopes.stale, false, "leaving a scope not carried changes nothing");
+  assert.equal(scopes.size, 2);
+});
+
+test("StreamScopes: an inconsistent or unreadable event asks that scope (only) for its whole state until the stream answers", () => {
+  const scopes = new StreamScopes();
+  for (const name of ["a", "b", "c"]) scopes.join(name);
+  scopes.ended(StreamEnd.gap, "a");
+  scopes.ended(StreamEnd.closing, undefined);
+  assert.deepEqual(scopes.request(versionOf), ["a@4", "b@9", "c@0"], "a gap or closing resumes every scope (R1)");
+  scopes.ended(StreamEnd.inconsistent, "b");
+  assert.deepEqual(scopes.request(versionOf), ["a@4", "b", "c@0"], "R2: b alone without a position");
+  assert.deepEqual(scopes.request(versionOf), ["a@4", "b", "c@0"], "until a connection is answered");
+  scopes.opened();
+  assert.deepEqual(scopes.request(versionOf), ["a@4", "b@9", "c@0"]);
+  scopes.ended(StreamEnd.unreadable, undefined);
+  assert.deepEqual(scopes.request(versionOf), ["a", "b", "c"], "unreadable data of no known scope: every scope whole");
+  scopes.leave("a");
+  scopes.join("a");
+  assert.deepEqual(scopes.request(versionOf), ["b", "c", "a@4"], "a scope that left and came back starts from its own cv");
+});
+
+test("StreamScopes: a 404 or 403 naming a carried scope stops that scope and the rest re-open; naming none is the stream's end", () => {
+  const scopes = new StreamScopes();
+  scopes.join("a");
+  scopes.join("b");
+  assert.deepEqual(scopes.refused(404, { scope: "b", type: "/problems/not-found" }), { stop: "b", reason: StreamEnd.deleted, retry: true });
+  assert.deepEqual(scopes.refused(403, { scope: "a" }), { stop: "a", reason: StreamEnd.forbidden, retry: true });
+  assert.deepEqual(scopes.refused(404, { scope: "gone-meanwhile" }), { retry: true }, "a scope no longer carried: ask again");
+  assert.deepEqual(scopes.refused(404, { type: "/problems/not-found" }), { kind: StreamEnd.deleted });
+  assert.deepEqual(scopes.refused(403, null), { kind: StreamEnd.forbidden });
+  assert.deepEqual(scopes.refused(401, { scope: "a" }), { kind: StreamEnd.unauthorized }, "401 is the token's, for the whole stream (R3)");
+  assert.deepEqual(scopes.refused(400, { scope: "a" }), { kind: StreamEnd.serverError });
+  assert.deepEqual(scopes.refused(503, undefined), { kind: StreamEnd.serverError });
 });

@@ -273,3 +273,17 @@ test("an event whose data cannot be read backs off and asks for the whole state,
   assert.equal(scope.version, 4);
   assert.notEqual(scope.status, "closed");
 });
+
+test("S4: a 404 naming the scope when the shared stream opens closes that scope (deleted) and asks no more", async () => {
+  const server = scriptedServer({
+    version: 2,
+    answerStream: () => json({ type: "/problems/not-found", status: 404, detail: "no scope named 'canvas-1'", scope: "canvas-1" }, 404),
+  });
+  const scope = await open(server, { backoff: MINUTE });
+  const notifications = [];
+  scope.subscribe((notification) => notifications.push(notification));
+  await waitFor(() => scope.status === "closed", "the scope closed");
+  assert.ok(notifications.some((notification) => notification.deleted), "told deleted: true");
+  assert.equal(server.streamRequests().length, 1, "no stream is opened for no scope");
+  await assert.rejects(scope.set(S1, { x: 2 }));
+});

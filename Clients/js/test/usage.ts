@@ -5,7 +5,7 @@ import {
   ErrorKindName, Schema, ScopeState, SyncCore, applyChangeSet, applyOperation, backoffDelay, SSEParser,
   ReconnectionPolicy, SendRetryPolicy, StreamEnd, StatusDetail,
   UndoHistory, UndoResult, ChangeSetAnswer, StateJSON, HistoryPage,
-  Presence, PresenceMember, PresenceChange,
+  Presence, PresenceMember, PresenceChange, StreamScopes,
 } from "/client/jetstream.mjs";
 
 declare function render(scope: Scope): void;
@@ -184,4 +184,14 @@ export function layers(json: { models: Record<string, unknown> }): void {
   own.gone(1);
   console.log(own.count, own.versions.length);
   console.log(lastEventId, shown, decision.refreshToken, decision.fullState);
+
+  // Which scopes a shared stream asks for.
+  const carried = new StreamScopes();
+  carried.join("canvas-1");
+  const params: string[] = carried.request(() => core.version);
+  const refusal = carried.refused(404, { type: "/problems/not-found", scope: "canvas-1" });
+  if ("stop" in refusal && refusal.stop !== undefined) console.log(refusal.reason);
+  if (carried.stale) carried.opened();
+  carried.ended(StreamEnd.inconsistent, "canvas-1");
+  console.log(params, carried.size);
 }
