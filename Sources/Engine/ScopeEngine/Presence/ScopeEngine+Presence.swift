@@ -32,9 +32,11 @@ extension ScopeEngine {
             }
             runtime.presence[client] = member
             handle.subscribers.publish(member.event(known == nil ? .join : .update, scope: handle.name))
+            // Relayed under the lock too (the relay only queues), so other nodes get one client's
+            // changes in the order they were made here.
+            configuration.presenceRelay?.publish(PresenceNotice(scope: handle.name, client: client, member: member))
         }
         presenceSweeper.watch(handle.name, engine: self)
-        configuration.presenceRelay?.publish(PresenceNotice(scope: handle.name, client: client, member: member))
     }
 
     /// Removes `client`'s presence (`leave`); ``ScopeError/presenceNotFound(scope:client:)`` when
@@ -47,8 +49,8 @@ extension ScopeEngine {
             guard known.subject == subject else { throw .presenceNotYours(client: client) }
             runtime.presence[client] = nil
             handle.subscribers.publish(known.event(.leave, scope: handle.name))
+            configuration.presenceRelay?.publish(PresenceNotice(scope: handle.name, client: client, member: nil))
         }
-        configuration.presenceRelay?.publish(PresenceNotice(scope: handle.name, client: client, member: nil))
     }
 
     /// The scope's members, by client id.
