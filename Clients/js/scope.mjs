@@ -1083,16 +1083,26 @@ class Presence {
     return this.flush();
   }
 
-  /** Takes this window out of the scope (`DELETE`, kept alive past the page's end). */
-  async leave() {
+  /**
+   * Takes this window out of the scope: `DELETE`, sent at once and kept alive past the page's end
+   * (a page being left cannot wait for a PUT on its way). Such a PUT may land after it, so the
+   * DELETE is sent again once that PUT is answered.
+   */
+  leave() {
     this.wanted = undefined;
     this.resume = undefined;
     clearTimeout(this.refreshTimer);
-    await this.pushing?.catch(() => {});
-    if (!this.present || this.wanted !== undefined) return;
+    if (!this.present) return Promise.resolve();
     this.present = false;
-    const response = await this.copy.request("DELETE", this.path(), undefined, {}, { keepalive: true });
-    if (!response.ok && response.status !== 404) throw await this.refusal("leave", response);
+    const remove = async () => {
+      const response = await this.copy.request("DELETE", this.path(), undefined, {}, { keepalive: true });
+      if (!response.ok && response.status !== 404) throw await this.refusal("leave", response);
+    };
+    const first = remove();
+    const putting = this.pushing;
+    if (!putting) return first;
+    const again = putting.catch(() => {}).then(() => (this.wanted === undefined && !this.present ? remove() : undefined));
+    return Promise.all([first, again]).then(() => {});
   }
 
   /** The page is hidden or left: leave, and remember what to show when it is back. */
