@@ -67,7 +67,9 @@ struct PresenceLiveTests {
 
             // The last handle's stop withdraws her at once (DELETE), not at expiry.
             await ada.sync.stop()
-            #expect(ada.transport.requestLines.last == "DELETE /v1/scopes/\(live.scopeName)/presence/\(ada.client.presenceID)")
+            #expect(
+                ada.transport.requestLines.last
+                    == "DELETE /v1/scopes/\(live.scopeName)/presence/\(ada.client.presenceID)")
             try await Poll.until("bob sees ada leave") { bob.sync.presence.others.isEmpty }
             #expect(bobSaw.last == [])
             await bob.sync.stop()

@@ -7,7 +7,8 @@ import Testing
 /// own announcements (generations, refresh at half the ttl) with a manual clock.
 @Suite("Presence: the roster and own announcements")
 struct PresenceStateTests {
-    private func event(_ client: String, _ state: String, _ data: JSONValue? = nil, subject: String? = nil) -> JSONValue {
+    private func event(_ client: String, _ state: String, _ data: JSONValue? = nil, subject: String? = nil) -> JSONValue
+    {
         var object: JSONObject = ["scope": "canvas-1", "client": .string(client)]
         object.appendUnchecked(key: "subject", value: subject.map(JSONValue.string) ?? .null)
         object.appendUnchecked(key: "state", value: .string(state))

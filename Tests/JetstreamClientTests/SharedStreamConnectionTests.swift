@@ -45,7 +45,9 @@ struct SharedStreamConnectionTests {
         #expect(shared.status(of: "canvas-1") == .live, "a re-opening the client chose is not a reconnection")
         #expect(shared.connecting() == .init(query: ["canvas-1", "canvas-2", "canvas-3@2"], lastEventID: "m1"))
         // The connection drops before any id: canvas-3 still starts @2.
-        #expect(shared.ended(.stream(.dropped(needsFullState: false)), lasted: .seconds(1)) == .backOff(attempt: 1, refreshToken: false))
+        #expect(
+            shared.ended(.stream(.dropped(needsFullState: false)), lasted: .seconds(1))
+                == .backOff(attempt: 1, refreshToken: false))
         #expect(shared.status(of: "canvas-3") == .reconnecting(attempt: 1))
         #expect(shared.connecting() == .init(query: ["canvas-1", "canvas-2", "canvas-3@2"], lastEventID: "m1"))
         shared.opened()
@@ -79,7 +81,8 @@ struct SharedStreamConnectionTests {
     @Test("an inconsistent scope asks for its full state: no Last-Event-ID, every other scope at its exact version")
     func fullStateForOneScope() {
         var shared = twoLive()
-        #expect(shared.ended(.scope("canvas-2", .inconsistent), lasted: .seconds(3)) == .reconnectNow(refreshToken: false))
+        #expect(
+            shared.ended(.scope("canvas-2", .inconsistent), lasted: .seconds(3)) == .reconnectNow(refreshToken: false))
         #expect(shared.connecting() == .init(query: ["canvas-1@5", "canvas-2"], lastEventID: nil))
         shared.opened()
         // An id of the other scope does not give canvas-2 a position: it still waits for its snapshot.
@@ -104,13 +107,18 @@ struct SharedStreamConnectionTests {
         #expect(shared.ended(.stream(.closing), lasted: .seconds(30)) == .reconnectNow(refreshToken: false))
         #expect(shared.status(of: "canvas-1") == .reconnecting(attempt: 0))
         _ = shared.connecting()
-        #expect(shared.ended(.stream(.closing), lasted: .milliseconds(200)) == .backOff(attempt: 1, refreshToken: false))
+        #expect(
+            shared.ended(.stream(.closing), lasted: .milliseconds(200)) == .backOff(attempt: 1, refreshToken: false))
         _ = shared.connecting()
-        #expect(shared.ended(.stream(.dropped(needsFullState: false)), lasted: .seconds(2)) == .backOff(attempt: 2, refreshToken: false))
+        #expect(
+            shared.ended(.stream(.dropped(needsFullState: false)), lasted: .seconds(2))
+                == .backOff(attempt: 2, refreshToken: false))
         _ = shared.connecting()
         shared.opened()
         #expect(shared.status(of: "canvas-2") == .live)
-        #expect(shared.ended(.stream(.dropped(needsFullState: false)), lasted: .seconds(61)) == .backOff(attempt: 1, refreshToken: false))
+        #expect(
+            shared.ended(.stream(.dropped(needsFullState: false)), lasted: .seconds(61))
+                == .backOff(attempt: 1, refreshToken: false))
     }
 
     @Test("auth-expired and 401 ask for a new token and reconnect at once")

@@ -141,9 +141,11 @@ struct SharedStreamLiveTests {
             try await Poll.until("live") { first.status == .live && second.status == .live }
             #expect(first !== second && first.scope === second.scope)
             #expect(transport.streamTargets.count == 1, "the second fetch did not re-open the stream")
-            #expect(!transport.requestLines.contains("GET /v1/scopes/\(live.scopeName)") || transport.requestLines.filter {
-                $0 == "GET /v1/scopes/\(live.scopeName)"
-            }.count == 1, "the second fetch loaded nothing: \(transport.requestLines)")
+            #expect(
+                !transport.requestLines.contains("GET /v1/scopes/\(live.scopeName)")
+                    || transport.requestLines.filter {
+                        $0 == "GET /v1/scopes/\(live.scopeName)"
+                    }.count == 1, "the second fetch loaded nothing: \(transport.requestLines)")
             var refusal: ClientError?
             do {
                 _ = try await client.fetch(Scope(name: live.scopeName, root: Canvas()))
@@ -151,15 +153,17 @@ struct SharedStreamLiveTests {
                 refusal = error
             }
             guard case .invalidState? = refusal else {
-                Issue.record("a second Scope object for a scope the client syncs is refused: \(String(describing: refusal))")
+                Issue.record(
+                    "a second Scope object for a scope the client syncs is refused: \(String(describing: refusal))")
                 return
             }
 
             let otherSync = try await client.fetch(Scope(name: other, root: Canvas()))
             try await Poll.until("the other scope is live") { otherSync.status == .live }
-            #expect(transport.streamScopes.allSatisfy { scopes in
-                scopes.filter { SharedEventStream.name(inQueryValue: $0) == live.scopeName }.count == 1
-            })
+            #expect(
+                transport.streamScopes.allSatisfy { scopes in
+                    scopes.filter { SharedEventStream.name(inQueryValue: $0) == live.scopeName }.count == 1
+                })
 
             var secondStatuses: [ScopeSync.Status] = []
             second.onStatusChange { secondStatuses.append($0) }
@@ -170,7 +174,9 @@ struct SharedStreamLiveTests {
             writer.canvas.shapes.append(Shape())
             try await Poll.until("the copy still follows the scope") { canvas.shapes.count == 2 }
             canvas.shapes[0].label = "through the second handle"
-            try await Poll.until("the copy still sends") { writer.canvas.shapes[0].label == "through the second handle" }
+            try await Poll.until("the copy still sends") {
+                writer.canvas.shapes[0].label == "through the second handle"
+            }
             #expect(secondStatuses.isEmpty, "\(secondStatuses)")
 
             await second.stop()

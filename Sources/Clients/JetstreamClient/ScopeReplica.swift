@@ -84,7 +84,9 @@ final class ScopeReplica: @unchecked Sendable {
     /// A handle stopped: its handlers go; the last handle stops the replica, leaves the shared
     /// stream and withdraws this client's presence.
     func release(_ owner: Owner, isolation: isolated any Actor) async {
-        for (handlerOwner, handler) in statusHandlers where handlerOwner == owner { handler(.stopped(reason: .requested)) }
+        for (handlerOwner, handler) in statusHandlers where handlerOwner == owner {
+            handler(.stopped(reason: .requested))
+        }
         rejectionHandlers.removeAll { $0.owner == owner }
         statusHandlers.removeAll { $0.owner == owner }
         presenceHandlers.removeAll { $0.owner == owner }

@@ -149,7 +149,9 @@ actor SharedEventStream {
         urlRequest.setValue("text/event-stream", forHTTPHeaderField: "Accept")
         // The watchdog judges silence (two heartbeats); the request's own idle timeout only backs it up.
         urlRequest.timeoutInterval = 3600
-        if let lastEventID = request.lastEventID { urlRequest.setValue(lastEventID, forHTTPHeaderField: "Last-Event-ID") }
+        if let lastEventID = request.lastEventID {
+            urlRequest.setValue(lastEventID, forHTTPHeaderField: "Last-Event-ID")
+        }
         if token == nil { token = try? await tokenProvider?() }
         if let token { urlRequest.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         let response: HTTPURLResponse
