@@ -54,7 +54,7 @@ struct PresenceLiveTests {
             try await Poll.until("bob sees ada's update") { bob.sync.presence.others.first?.data["x"] == 20 }
 
             // Ada's ttl is 2 s: she stays present because the sync announces her again every second.
-            let presencePath = "PUT /v1/scopes/\(live.scopeName)/presence/\(ada.client.presenceID)"
+            let presencePath = "PUT /v1/scopes/\(live.scopeName)/presence/\(ada.client.presenceID)?ttl=2"
             try await Poll.until("ada's presence is refreshed at least 4 times (\(ada.transport.requestLines))") {
                 ada.transport.requestLines.filter { $0 == presencePath }.count >= 6
             }

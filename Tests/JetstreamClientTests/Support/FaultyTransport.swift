@@ -85,7 +85,7 @@ final class FaultyTransport: HTTPTransport {
     /// Event streams open now.
     var openStreamCount: Int { state.withLock { $0.openStreams.count } }
 
-    /// `METHOD path` of every request (not streams), in order.
+    /// `METHOD path[?query]` of every request (not streams), in order.
     var requestLines: [String] { state.withLock { $0.requestLines } }
 
     /// How many events of type `name` the streams delivered.
@@ -125,7 +125,8 @@ final class FaultyTransport: HTTPTransport {
 
     func data(for request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         let (delay, fail) = state.withLock { state in
-            state.requestLines.append("\(request.httpMethod ?? "GET") \(request.url?.path ?? "")")
+            let query = request.url?.query.map { "?\($0)" } ?? ""
+            state.requestLines.append("\(request.httpMethod ?? "GET") \(request.url?.path ?? "")\(query)")
             if let key = request.value(forHTTPHeaderField: "Idempotency-Key") { state.sentKeys.insert(key) }
             defer { state.failingRequests = max(0, state.failingRequests - 1) }
             return (request.httpMethod == "POST" ? state.postDelay : .zero, state.failingRequests > 0)
