@@ -592,19 +592,25 @@ def test_a_256_scope_stream_is_one_connection_and_counts_as_one_stream(wide):
         scraper.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "contract: 1 to --max-scopes-per-stream (256) distinct names (1-128 characters) are served. "
-    "Request: GET /v1/events with 256 scope= parameters of 128-character names (about 35 KB of "
-    "query). Expected 200 with 256 snapshots; got 414 /problems/uri-too-long: the request "
-    "target is limited to 8 KiB (HTTPServerConfiguration.maxTargetBytes, no flag; "
-    "--max-header-bytes 131072 does not change it), so 256 scopes fit only with names of at "
-    "most about 24 characters"))
-def test_256_names_of_128_characters_are_served(api, server):
+def test_256_names_of_128_characters_are_served_with_a_head_large_enough(start_server):
+    """256 names of 128 characters are a 35 KB request target; the target may take half of
+    --max-header-bytes (docs/presence.md), so 80 KiB serves them. The default 16 KiB refuses
+    them with 414."""
     names = long_names(256)
-    create_all(api, names)
-    with SSEStream(server.url, many_path(names), timeout=BOUND) as stream:
-        assert stream.status == 200, (stream.status_line, getattr(stream, "body", b"")[:200])
-        assert stream.take(256, timeout=120)[-1].type == "snapshot"
+    small = start_server()
+    with SSEStream(small.url, many_path(names[:100]), timeout=BOUND) as stream:
+        assert stream.status == 414
+    server = start_server("--max-header-bytes", str(80 * 1024))
+    api = Api(server.url)
+    try:
+        create_all(api, names)
+        with SSEStream(server.url, many_path(names), timeout=BOUND) as stream:
+            assert stream.status == 200, (stream.status_line, getattr(stream, "body", b"")[:200])
+            events = stream.take(256, timeout=120)
+            assert [e.type for e in events] == ["snapshot"] * 256
+            assert [scope_of(e) for e in events] == names
+    finally:
+        api.close()
 
 
 # -- deleted ------------------------------------------------------------------------------------

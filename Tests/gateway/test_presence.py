@@ -303,12 +303,6 @@ def test_with_jwts_an_expired_member_frees_its_id_for_anyone(auth_server, auth):
     assert by_client(auth, name, bob)["w"]["subject"] == "bob"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "contract: once a member expired its id is free for anyone. Request: PUT "
-    "/v1/scopes/{name}/presence/{client} by subject bob right after GET …/presence stopped "
-    "listing subject ada's expired member (ttl=1). Expected 204; got 403 forbidden "
-    "(setPresence compares the subject of the stored member without checking its expiry, "
-    "until the sweeper, up to a second later, removes it)"))
 def test_with_jwts_an_id_is_free_as_soon_as_get_no_longer_lists_it(auth):
     ada, bob = bearer(token(sub="ada")), bearer(token(sub="bob"))
     names = [scope_name() for _ in range(6)]
@@ -506,12 +500,6 @@ def test_an_expired_member_leaves_within_its_ttl(api, server):
     assert_problem(leave(api, name, "brief"), 404, "not-found")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "contract: a member that expires gets its leave (within ttl + 2 s). Request: PUT "
-    "…/presence/w?ttl=1, poll GET …/presence until w is no longer listed, PUT …/presence/w again "
-    "at once. Expected on the scope's stream: join, leave, join; got join, update (the expired "
-    "member is still stored until the sweeper's next tick, so the second PUT updates it and its "
-    "leave is never sent)"))
 def test_a_member_put_again_after_it_expired_leaves_then_joins(api, server):
     outcomes = []
     for attempt in range(5):
@@ -528,12 +516,6 @@ def test_a_member_put_again_after_it_expired_leaves_then_joins(api, server):
     assert outcomes == [["join", "leave", "join"]] * 5
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "contract: after a stream's snapshot, one join for each current member. Request: PUT "
-    "…/presence/w?ttl=1, poll GET …/presence until w is no longer listed, open "
-    "GET /v1/scopes/{name}/events at once, then write a change set. Expected: snapshot, then "
-    "the change set; got snapshot, a join for the expired w (the joins after a snapshot list "
-    "stored members without checking expiry, until the sweeper's next tick)"))
 def test_an_expired_member_gets_no_join_after_a_snapshot(api, server):
     outcomes = []
     for attempt in range(5):

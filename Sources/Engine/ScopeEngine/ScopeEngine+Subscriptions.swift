@@ -47,7 +47,7 @@ extension ScopeEngine {
             }
             let committed = runtime.committed.version
             // After its catch-up, a subscriber hears who is here (one join per member).
-            let joins = presenceJoins(of: handle, runtime)
+            let joins = presenceJoins(of: handle, &runtime)
             switch ScopeResume.plan(
                 point, committed: committed, oldestResumable: runtime.oldestResumable, recent: runtime.recent)
             {
@@ -129,12 +129,13 @@ extension ScopeEngine {
                         ScopeEvent(kind: .changeset, version: Int($0.version), payload: $0.payload)
                     }
                     handle.subscribers.add(
-                        subscriber, catchUp: fromStore + buffered + presenceJoins(of: handle, runtime))
+                        subscriber, catchUp: fromStore + buffered + presenceJoins(of: handle, &runtime))
                 case .readAgain:
                     return true
                 case .reset:
                     handle.subscribers.add(
-                        subscriber, catchUp: [stateEvent(.reset, handle, &runtime)] + presenceJoins(of: handle, runtime)
+                        subscriber,
+                        catchUp: [stateEvent(.reset, handle, &runtime)] + presenceJoins(of: handle, &runtime)
                     )
                 }
                 return false

@@ -59,6 +59,9 @@ public struct ServerLimits: Sendable, Hashable {
     public func apply(to configuration: inout HTTPServerConfiguration) {
         configuration.maxBodyBytes = maxBodyBytes
         configuration.maxHeaderBytes = maxHeaderBytes
+        // The request target may take half of a larger head: a many-scope stream names each of
+        // its scopes in the query (256 names of 128 characters are 35 KB).
+        configuration.maxTargetBytes = max(configuration.maxTargetBytes, maxHeaderBytes / 2)
         configuration.headerReadTimeout = headerTimeout
         configuration.idleTimeout = idleTimeout
         configuration.minBodyBytesPerSecond = minBodyRate

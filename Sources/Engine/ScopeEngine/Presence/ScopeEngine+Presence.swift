@@ -23,8 +23,12 @@ extension ScopeEngine {
             client: client, subject: subject, data: data,
             expiresAt: configuration.wallClock() + ttl.components.seconds * 1000)
         let limit = configuration.maxPresenceMembers
+        let now = configuration.wallClock()
         try handle.runtime.withLock { runtime throws(ScopeError) in
             guard !runtime.deleted else { throw .scopeNotFound(handle.name) }
+            // An expired member is gone, whatever the sweeper has done yet: its id is free, and
+            // its leave goes out before anyone takes its place.
+            expirePresence(of: handle, &runtime, now: now)
             let known = runtime.presence[client]
             if let known, known.subject != subject { throw .presenceNotYours(client: client) }
             if known == nil, runtime.presence.count >= limit {
@@ -42,7 +46,9 @@ extension ScopeEngine {
     /// Removes `client`'s presence (`leave`); ``ScopeError/presenceNotFound(scope:client:)`` when
     /// it is not there, ``ScopeError/presenceNotYours(client:)`` when another subject made it.
     public func removePresence(of client: String, in handle: ScopeHandle, subject: String?) throws(ScopeError) {
+        let now = configuration.wallClock()
         try handle.runtime.withLock { runtime throws(ScopeError) in
+            expirePresence(of: handle, &runtime, now: now)
             guard let known = runtime.presence[client] else {
                 throw .presenceNotFound(scope: handle.name, client: client)
             }
@@ -90,20 +96,27 @@ extension ScopeEngine {
         if notice.member != nil { presenceSweeper.watch(handle.name, engine: self) }
     }
 
-    /// The `join` of every current member, for a subscriber that just caught up (under the lock).
-    func presenceJoins(of handle: ScopeHandle, _ runtime: borrowing ScopeHandle.Runtime) -> [ScopeEvent] {
-        runtime.presence.values.sorted { $0.client < $1.client }.map { $0.event(.join, scope: handle.name) }
+    /// The `join` of every current member, for a subscriber that just caught up (under the lock;
+    /// the expired ones leave first, before the subscriber is added).
+    func presenceJoins(of handle: ScopeHandle, _ runtime: inout ScopeHandle.Runtime) -> [ScopeEvent] {
+        expirePresence(of: handle, &runtime, now: configuration.wallClock())
+        return runtime.presence.values.sorted { $0.client < $1.client }.map { $0.event(.join, scope: handle.name) }
     }
 
     /// Removes the expired members of `name` (`leave` each); false once it has none left.
     func expirePresence(in name: String, now: Int64) -> Bool {
         guard let handle = handle(named: name) else { return false }
         return handle.runtime.withLock { runtime in
-            for (client, member) in runtime.presence where member.expiresAt <= now {
-                runtime.presence[client] = nil
-                handle.subscribers.publish(member.event(.leave, scope: handle.name))
-            }
+            expirePresence(of: handle, &runtime, now: now)
             return !runtime.presence.isEmpty
+        }
+    }
+
+    /// Removes the members past their time, telling each `leave` (under the scope's lock).
+    func expirePresence(of handle: ScopeHandle, _ runtime: inout ScopeHandle.Runtime, now: Int64) {
+        for (client, member) in runtime.presence where member.expiresAt <= now {
+            runtime.presence[client] = nil
+            handle.subscribers.publish(member.event(.leave, scope: handle.name))
         }
     }
 }
