@@ -55,6 +55,17 @@ struct SharedStreamConnectionTests {
         #expect(shared.request == .init(query: ["canvas-1", "canvas-2", "canvas-3"], lastEventID: "m2"))
     }
 
+    @Test("a second copy of a carried scope: behind the stream, it re-opens from the copy's version; else nothing")
+    func secondCopy() {
+        var shared = twoLive()
+        let ahead = shared.add("canvas-1", version: 7)
+        #expect(!ahead, "a copy ahead of the stream ignores the events it already has")
+        let behind = shared.add("canvas-2", version: 3)
+        #expect(behind)
+        #expect(shared.ended(.changed, lasted: .seconds(1)) == .reconnectNow(refreshToken: false))
+        #expect(shared.connecting() == .init(query: ["canvas-1", "canvas-2@3"], lastEventID: "m1"))
+    }
+
     @Test("removing a carried scope re-opens without it; the last one leaves the stream idle")
     func removing() {
         var shared = twoLive()

@@ -126,7 +126,9 @@ struct SharedStreamLiveTests {
         }
     }
 
-    @Test("the same scope fetched twice: one copy, one subscription; stopping one handle leaves the other live")
+    @Test(
+        "the same Scope fetched twice: one copy, one subscription; stopping one handle leaves the other live; another Scope object of the name: one subscription"
+    )
     func sameScopeTwice() async throws {
         try await LiveHarness.run { live in
             let other = "\(live.scopeName)-b"
@@ -146,17 +148,11 @@ struct SharedStreamLiveTests {
                     || transport.requestLines.filter {
                         $0 == "GET /v1/scopes/\(live.scopeName)"
                     }.count == 1, "the second fetch loaded nothing: \(transport.requestLines)")
-            var refusal: ClientError?
-            do {
-                _ = try await client.fetch(Scope(name: live.scopeName, root: Canvas()))
-            } catch let error as ClientError {
-                refusal = error
-            }
-            guard case .invalidState? = refusal else {
-                Issue.record(
-                    "a second Scope object for a scope the client syncs is refused: \(String(describing: refusal))")
-                return
-            }
+            // The same name in another Scope object: a second copy on the same place of the stream.
+            let copyCanvas = Canvas()
+            let copy = try await client.fetch(Scope(name: live.scopeName, root: copyCanvas))
+            try await Poll.until("the second copy is live") { copy.status == .live }
+            #expect(copy.scope !== first.scope && copyCanvas.shapes.count == 1)
 
             let otherSync = try await client.fetch(Scope(name: other, root: Canvas()))
             try await Poll.until("the other scope is live") { otherSync.status == .live }
@@ -173,6 +169,7 @@ struct SharedStreamLiveTests {
             let writer = try await live.peer()
             writer.canvas.shapes.append(Shape())
             try await Poll.until("the copy still follows the scope") { canvas.shapes.count == 2 }
+            try await Poll.until("so does the second copy") { copyCanvas.shapes.count == 2 }
             canvas.shapes[0].label = "through the second handle"
             try await Poll.until("the copy still sends") {
                 writer.canvas.shapes[0].label == "through the second handle"
@@ -180,6 +177,8 @@ struct SharedStreamLiveTests {
             #expect(secondStatuses.isEmpty, "\(secondStatuses)")
 
             await second.stop()
+            #expect(copy.status == .live, "the other copy still carries the scope")
+            await copy.stop()
             try await Poll.until("the stream is re-opened without the scope (\(transport.streamScopes))") {
                 transport.streamScopes.last == [other]
             }

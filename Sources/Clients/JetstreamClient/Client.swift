@@ -68,7 +68,8 @@ public struct Client: Sendable {
     ///
     /// Every scope a client fetches shares one event stream (`GET /v1/events?scope=…`, one HTTP
     /// connection); fetching or stopping a scope re-opens it from the last event id. Fetching a
-    /// scope this client already syncs returns another handle on the same copy.
+    /// `Scope` this client already syncs returns another handle on the same copy; the same scope
+    /// name fetched into another `Scope` object is a second copy on the same place of the stream.
     ///
     /// Observers of the scope fire on the caller's actor (`isolation`), which must be the one
     /// the scope's objects are used on — the main actor in an app.
@@ -76,8 +77,8 @@ public struct Client: Sendable {
     /// - Parameter createIfMissing: create the scope on the server (PUT) when it does not exist,
     ///   from the local root; the local objects under it follow as the first change set.
     /// - Throws: ``ClientError``: unknown scope, a schema that does not match the model classes,
-    ///   `401`/`403`, or the server unreachable; `.invalidState` when this client already syncs a
-    ///   scope of that name into another `Scope` object or on another actor.
+    ///   `401`/`403`, or the server unreachable; `.invalidState` when this client already syncs
+    ///   this `Scope` on another actor.
     public func fetch(
         _ scope: Scope, createIfMissing: Bool = false, isolation: isolated (any Actor) = #isolation
     ) async throws(ClientError) -> ScopeSync {
@@ -124,17 +125,18 @@ public struct Client: Sendable {
     private func sharedHandle(
         for scope: Scope, isolation: isolated (any Actor)
     ) async throws(ClientError) -> ScopeSync? {
-        guard let replica = await stream.replica(named: scope.name) else { return nil }
+        guard let replica = await stream.replica(named: scope.name, scopeID: ObjectIdentifier(scope)) else {
+            return nil
+        }
         return try handle(on: replica, for: scope, isolation: isolation)
     }
 
     private func handle(
         on replica: ScopeReplica, for scope: Scope, isolation: isolated (any Actor)
     ) throws(ClientError) -> ScopeSync {
-        guard replica.scope === scope, replica.actor === isolation else {
+        guard replica.actor === isolation else {
             throw ClientError.invalidState(
-                "this client already syncs scope \(scope.name) into another Scope object or on another actor: "
-                    + "fetch that Scope again on its actor to share it")
+                "this client already syncs scope \(scope.name) into this Scope object on another actor")
         }
         return ScopeSync(replica: replica)
     }

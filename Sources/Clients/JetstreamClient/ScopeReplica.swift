@@ -3,7 +3,8 @@ import Jetstream
 import JetstreamJSON
 import JetstreamModel
 
-/// The one copy of a scope a ``Client`` keeps in sync, however many ``ScopeSync`` handles share it:
+/// The copy of a scope in one `Scope` object that a ``Client`` keeps in sync, however many
+/// ``ScopeSync`` handles share it:
 /// the sync engine, the sender, undo, presence. Its events come from the client's
 /// ``SharedEventStream``, which also sets its status.
 ///
@@ -14,8 +15,9 @@ final class ScopeReplica: @unchecked Sendable {
 
     let actor: any Actor
     let scope: Scope
-    /// The scope's name (readable from any actor).
+    /// The scope's name and the `Scope` object's identity (readable from any actor).
     let name: String
+    let scopeID: ObjectIdentifier
     let client: Client
     var engine: SyncEngine
     private(set) var status: ScopeSync.Status = .connecting
@@ -47,6 +49,7 @@ final class ScopeReplica: @unchecked Sendable {
         self.actor = isolation
         self.scope = scope
         self.name = scope.name
+        self.scopeID = ObjectIdentifier(scope)
         self.client = client
         let clientID = client.configuration.clientID ?? UUID().wireString
         self.engine = SyncEngine(state: state, schema: schema, clientID: clientID)

@@ -19,9 +19,10 @@ import JetstreamModel
 /// await sync.stop()
 /// ```
 ///
-/// A handle: fetching the same scope twice from one ``Client`` gives two handles on one copy (one
+/// A handle: fetching the same `Scope` twice from one ``Client`` gives two handles on one copy (one
 /// engine, one place on the client's shared event stream); each handle's ``stop()`` removes its own
-/// handlers, and the last one stops the copy.
+/// handlers, and the last one stops the copy. The same scope name fetched into another `Scope`
+/// object is another copy, on the same place of the stream.
 ///
 /// Every member is used on the fetching actor: the type is `Sendable` so that its tasks can hop
 /// to that actor, and it only touches its state there.

@@ -10,7 +10,8 @@ import FoundationNetworking
 /// HTTP connection, re-opened from the last event id whenever a scope is fetched or stopped, and
 /// reconnected as ``SharedStreamConnection`` decides (docs/sync-protocol.md, "The stream" and "One
 /// stream for many scopes"). Each event goes to the ``ScopeReplica`` its `"scope"` member names, on
-/// that replica's actor, one at a time and in order.
+/// that replica's actor, one at a time and in order. A scope fetched into two `Scope` objects has two
+/// replicas on one place of the stream: each gets every event of it.
 actor SharedEventStream {
     nonisolated let presenceID = UUID().uuidString.lowercased()
     /// The origin of the time presence refreshes are measured in.
@@ -20,7 +21,8 @@ actor SharedEventStream {
     private let transport: any HTTPTransport
     private var configuration = Client.Configuration()
     var machine = SharedStreamConnection()
-    private(set) var replicas: [String: ScopeReplica] = [:]
+    /// The copies of each scope followed (one per `Scope` object that fetched it).
+    private(set) var replicas: [String: [ScopeReplica]] = [:]
     private var runner: Task<Void, Never>?
     /// The connection being read, cancelled to re-open the stream for another list of scopes.
     private var reading: Task<SharedStreamConnection.End, Never>?
@@ -35,31 +37,35 @@ actor SharedEventStream {
         self.transport = transport
     }
 
-    /// The live copy of scope `name`, if this client syncs it.
-    func replica(named name: String) -> ScopeReplica? {
-        replicas[name]
+    /// The live copy of scope `name` in the `Scope` object `scopeID`, if this client syncs it.
+    func replica(named name: String, scopeID: ObjectIdentifier) -> ScopeReplica? {
+        replicas[name]?.first { $0.scopeID == scopeID }
     }
 
-    /// Follows `replica`'s scope from its version; returns the copy another fetch added meanwhile
-    /// instead, if any (then `replica` is not followed).
+    /// Follows `replica`'s scope from its version; returns the copy of the same `Scope` object
+    /// another fetch added meanwhile instead, if any (then `replica` is not followed).
     func add(_ replica: ScopeReplica, configuration: Client.Configuration) async -> ScopeReplica? {
         let name = replica.name
-        if let existing = replicas[name] { return existing }
+        if let existing = self.replica(named: name, scopeID: replica.scopeID) { return existing }
         self.configuration = configuration
-        replicas[name] = replica
-        machine.add(name, version: await replica.confirmedVersion(isolation: replica.actor))
-        startOrRestart()
+        replicas[name, default: []].append(replica)
+        if machine.add(name, version: await replica.confirmedVersion(isolation: replica.actor)) { startOrRestart() }
         await publishStatus(to: [replica])
         return nil
     }
 
-    /// Stops following `replica`'s scope (its last handle stopped).
+    /// Stops following `replica` (its last handle stopped); the scope leaves the stream with its
+    /// last copy.
     func remove(_ replica: ScopeReplica) {
         let name = replica.name
-        guard replicas[name] === replica else { return }
+        guard let copies = replicas[name], copies.contains(where: { $0 === replica }) else { return }
+        replicas[name] = copies.filter { $0 !== replica }
+        guard replicas[name]?.isEmpty ?? true else { return }
         replicas[name] = nil
         if machine.remove(name) || machine.isEmpty { startOrRestart() }
     }
+
+    private var allReplicas: [ScopeReplica] { replicas.values.flatMap { $0 } }
 
     /// Connects when no connection runs, else ends the current one so that the next carries the
     /// new list (a connection waiting for its backoff is left to it: it will carry the new list).
@@ -87,22 +93,22 @@ actor SharedEventStream {
             watchdog.cancel()
             self.reading = nil
             if restartRequested, end == .stream(.dropped(needsFullState: false)) { end = .changed }
-            if case .scope(let name, let refusal) = end, let replica = replicas[name] {
+            if case .scope(let name, let refusal) = end, let copies = replicas[name] {
                 switch refusal {
                 case .deleted, .forbidden:
                     replicas[name] = nil
-                    await replica.stop(refusal.stopReason, isolation: replica.actor)
+                    for replica in copies { await replica.stop(refusal.stopReason, isolation: replica.actor) }
                 default: break
                 }
             }
             let decision = machine.ended(end, lasted: ContinuousClock.now - started)
-            await publishStatus(to: Array(replicas.values))
+            await publishStatus(to: allReplicas)
             switch decision {
             case .idle:
                 // A scope fetched while the last connection ended gets a new one.
                 continue
             case .stop(let reason):
-                let stopping = replicas.values
+                let stopping = allReplicas
                 replicas = [:]
                 for replica in stopping {
                     machine.deleted(replica.name)
@@ -168,8 +174,7 @@ actor SharedEventStream {
         if Task.isCancelled { return .stream(.dropped(needsFullState: false)) }
         machine.opened()
         for name in request.query.map(Self.name(inQueryValue:)) {
-            guard let replica = replicas[name] else { continue }
-            await replica.streamOpened(isolation: replica.actor)
+            for replica in replicas[name] ?? [] { await replica.streamOpened(isolation: replica.actor) }
         }
         var parser = SSEParser(maxLineBytes: 1 << 30)
         do {
@@ -195,19 +200,25 @@ actor SharedEventStream {
                 return .stream(.dropped(needsFullState: false))
             }
             // A scope stopped meanwhile: its events until the stream is re-opened are not needed.
-            guard let name = json["scope"]?.string, let replica = replicas[name] else { return nil }
+            guard let name = json["scope"]?.string, let copies = replicas[name] else { return nil }
             switch event.type {
             case "presence":
-                await replica.presenceEvent(json, isolation: replica.actor)
+                for replica in copies { await replica.presenceEvent(json, isolation: replica.actor) }
                 return nil
             case "deleted":
                 // That scope ends; the stream goes on for the others (and ends with the last one).
                 replicas[name] = nil
                 machine.deleted(name)
-                await replica.stop(.deleted, isolation: replica.actor)
+                for replica in copies { await replica.stop(.deleted, isolation: replica.actor) }
                 return machine.isEmpty ? .changed : nil
             default:
-                let (end, version) = await replica.receive(event.type, json, isolation: replica.actor)
+                var end: StreamConnection.End?
+                var version = Int.max
+                for replica in copies {
+                    let answer = await replica.receive(event.type, json, isolation: replica.actor)
+                    end = end ?? answer.end
+                    version = min(version, answer.version)
+                }
                 if let end { return .scope(name, end) }
                 machine.delivered(
                     name, version: version, isState: event.type != "changeset",

@@ -75,11 +75,18 @@ struct SharedStreamConnection: Sendable, Equatable {
     var isEmpty: Bool { members.isEmpty }
 
     /// A scope the client fetched at `version`. True when a connection is needed or must be
-    /// re-opened to carry it (false for a scope already a member).
+    /// re-opened to carry it. A scope already carried is fetched again into another copy: the
+    /// stream goes on as it is when that copy is at or ahead of the stream (the events it already
+    /// has are stale for it), else it re-opens from the copy's version (stale for the other copies).
     @discardableResult
     mutating func add(_ name: String, version: Int) -> Bool {
-        guard !members.contains(where: { $0.name == name }) else { return false }
-        members.append(Member(name: name, start: .after(version), version: version))
+        guard let index = members.firstIndex(where: { $0.name == name }) else {
+            members.append(Member(name: name, start: .after(version), version: version))
+            return true
+        }
+        guard version < members[index].version else { return false }
+        members[index].start = .after(version)
+        members[index].version = version
         return true
     }
 
@@ -122,7 +129,7 @@ struct SharedStreamConnection: Sendable, Equatable {
     }
 
     /// A `snapshot`, `reset` (`isState`) or `changeset` event of `name` was applied; the scope's
-    /// sync is now at `version`. An id moves every scope of the connection to it, but a scope that
+    /// copies are now at `version` (the lowest, when there are several). An id moves every scope of the connection to it, but a scope that
     /// waits for a full state only with its own state.
     mutating func delivered(_ name: String, version: Int, isState: Bool, eventID: String?) {
         if let index = members.firstIndex(where: { $0.name == name }) {
