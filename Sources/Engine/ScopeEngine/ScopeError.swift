@@ -121,7 +121,13 @@ public enum ScopeName {
     public static let maxLength = 128
 
     public static func isValid(_ name: String) -> Bool {
-        let utf8 = name.utf8
+        isToken(name, maxLength: maxLength)
+    }
+
+    /// Whether `text` is 1…`maxLength` characters of `[A-Za-z0-9._~-]`, the URL-safe set scope
+    /// names and presence client ids share.
+    public static func isToken(_ text: String, maxLength: Int) -> Bool {
+        let utf8 = text.utf8
         guard !utf8.isEmpty, utf8.count <= maxLength else { return false }
         return utf8.allSatisfy { byte in
             switch byte {

@@ -27,17 +27,19 @@ extension SQLiteStore {
 
     public func recoverScope(named name: String) throws(StoreError) -> RecoveredScope? {
         try read { connection throws(StoreError) -> RecoveredScope? in
-            let statement = try connection.statement(Self.scopeInfoSelect + " WHERE s.name = ?1 AND s.deleted = 0")
-            try statement.bind(name)
-            guard try statement.step() else {
-                statement.reset()
-                return nil
-            }
-            let info = Self.scopeInfo(statement)
-            let scopeID = statement.int64(5)
-            statement.reset()
+            guard let (info, scopeID) = try Self.liveScope(connection, named: name) else { return nil }
             return try recoverScope(connection, info: info, scopeID: scopeID)
         }
+    }
+
+    /// The live scope `name` and its row id, nil when there is none.
+    static func liveScope(_ connection: SQLiteConnection, named name: String) throws(StoreError) -> (ScopeInfo, Int64)?
+    {
+        let statement = try connection.statement(scopeInfoSelect + " WHERE s.name = ?1 AND s.deleted = 0")
+        try statement.bind(name)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        return (scopeInfo(statement), statement.int64(5))
     }
 
     private func recoverScope(
@@ -62,15 +64,7 @@ extension SQLiteStore {
 
     public func scope(named name: String, at version: Int64) throws(StoreError) -> RecoveredScope? {
         try read { connection throws(StoreError) -> RecoveredScope? in
-            let statement = try connection.statement(Self.scopeInfoSelect + " WHERE s.name = ?1 AND s.deleted = 0")
-            try statement.bind(name)
-            guard try statement.step() else {
-                statement.reset()
-                return nil
-            }
-            let info = Self.scopeInfo(statement)
-            let scopeID = statement.int64(5)
-            statement.reset()
+            guard let (info, scopeID) = try Self.liveScope(connection, named: name) else { return nil }
             let through = min(version, info.version)
             let snapshotStatement = try connection.statement(
                 """

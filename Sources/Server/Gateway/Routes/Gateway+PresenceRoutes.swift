@@ -62,16 +62,7 @@ extension Gateway {
     /// The `{client}` of a presence path: 1–64 characters of `[A-Za-z0-9._~-]`, else `400`.
     static func presenceClient(_ context: HTTPRequestContext) throws(Problem) -> String {
         let client = context.parameters["client"] ?? ""
-        let allowed = client.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
-                UInt8(ascii: "-"):
-                true
-            default: false
-            }
-        }
-        guard (1...64).contains(client.utf8.count), allowed else {
+        guard ScopeName.isToken(client, maxLength: 64) else {
             throw Problem(
                 .badRequest,
                 detail: "client id '\(client.prefix(80))' must be 1–64 characters of A–Z, a–z, 0–9, '.', '_', '~', '-'")

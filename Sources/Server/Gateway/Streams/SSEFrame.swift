@@ -22,14 +22,7 @@ public enum SSEFrame {
 
     /// An event whose data is one line of JSON, framed without re-encoding the JSON.
     static func frame(name: String, id: Int?, json: [UInt8]) -> EncodedEvent {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(json.count + name.utf8.count + 32)
-        bytes.append(contentsOf: "event: \(name)\n".utf8)
-        if let id { bytes.append(contentsOf: "id: \(id)\n".utf8) }
-        bytes.append(contentsOf: "data: ".utf8)
-        bytes.append(contentsOf: json)
-        bytes.append(contentsOf: "\n\n".utf8)
-        return EncodedEvent(payload: bytes)
+        frame(name: name, id: id.map(String.init), data: json)
     }
 
     /// An event with an opaque `id:` (a many-scope stream's positions) and prepared data.
