@@ -1,7 +1,7 @@
-"""`jetstream bench` against the real gateway on loopback: fan-out, write, read and idle runs
-must count exactly what the server did (checked against the server's own versions), report
-refused streams and failed requests with exit status 1, parse SSE through nginx's re-chunking,
-and refuse bad usage with exit status 64 (EX_USAGE) before sending anything."""
+"""`jetstream bench` against the real gateway on loopback: fan-out (one scope a stream or many),
+write, read, idle and presence runs must count exactly what the server did (checked against the
+server's own versions), report refused streams and failed requests with exit status 1, parse SSE
+through nginx's re-chunking, and refuse bad usage with exit status 64 (EX_USAGE) before sending anything."""
 from __future__ import annotations
 
 import json
@@ -150,7 +150,62 @@ def test_idle_holds_streams_until_signalled(jetstream_bin, bench_server):
     assert report["connected"] == 50 and report["failed"] == 0 and report["heldSeconds"] < 50
 
 
+def test_fanout_on_many_scope_streams_counts_every_scope(jetstream_bin, bench_server):
+    prefix = scope_name("canvas-msf") + "-"
+    report = bench_json(jetstream_bin, "fanout", "--url", bench_server.url, "--subscribers", "12", "--scopes", "4",
+                        "--scopes-per-stream", "3", "--change-sets", "40", "--rate", "0", "--writers", "4",
+                        "--threads", "2", "--scope-prefix", prefix)
+    api = Api(bench_server.url)
+    after = versions(api, prefix, 4)
+    api.close()
+    # Subscriber i follows scopes 3i, 3i+1, 3i+2 (mod 4): 9 streams carry each scope, however the
+    # 40 change sets fell on the 4 writers (writer w posts to scope w % 4).
+    assert sum(after) == 40
+    assert report["scopesPerStream"] == 3
+    assert report["deliveries"] == {"expected": 360, "received": 360, "missing": 0, "duplicate": 0,
+                                     "outOfOrder": 0}
+    assert report["clean"] is True and report["otherEvents"] == {} and report["streamErrors"] == {}
+
+
+def test_idle_holds_many_scope_streams_until_every_snapshot(jetstream_bin, bench_server):
+    scope = scope_name("canvas-msi")
+    report = bench_json(jetstream_bin, "idle", "--url", bench_server.url, "-s", "6", "--scopes-per-stream", "5",
+                        "--scope", scope, "--hold", "0")
+    assert report["scopesPerStream"] == 5 and report["connected"] == 6 and report["failed"] == 0
+    api = Api(bench_server.url)
+    assert [api.state(f"{scope}-{n}")["version"] for n in range(5)] == [0] * 5, "the bench made SCOPE-0…4"
+    api.close()
+
+
+def test_presence_counts_every_update_and_leaves(jetstream_bin, bench_server):
+    scope = scope_name("canvas-prs")
+    report = bench_json(jetstream_bin, "presence", "--url", bench_server.url, "--members", "5", "--rate", "20",
+                        "--duration", "0.5", "--subscribers", "4", "--scope", scope)
+    assert report["updates"] == "presence"
+    assert report["requests"]["accepted"] == 50 and report["requests"]["statuses"] == {"204": 50}
+    assert report["deliveries"] == {"expected": 200, "received": 200, "missing": 0, "duplicate": 0,
+                                     "outOfOrder": 0}
+    assert report["clean"] is True and report["latencyMs"]["max"] > 0
+    api = Api(bench_server.url)
+    assert api.http.get(f"/v1/scopes/{scope}/presence").json() == {"members": []}, "members left at the end"
+    assert api.state(scope)["version"] == 0, "presence is not a change"
+    api.close()
+
+
+def test_presence_as_change_sets_posts_one_per_update(jetstream_bin, bench_server):
+    scope = scope_name("canvas-prc")
+    report = bench_json(jetstream_bin, "presence", "--url", bench_server.url, "-m", "4", "-r", "20", "-d", "0.5",
+                        "-s", "3", "--scope", scope, "--as-change-sets")
+    api = Api(bench_server.url)
+    assert api.state(scope)["version"] == 40
+    api.close()
+    assert report["updates"] == "changeset" and report["requests"]["statuses"] == {"200": 40}
+    assert report["deliveries"]["received"] == 120 and report["clean"] is True
+
+
 @pytest.mark.parametrize("args, message", [
+    (["fanout", "--scopes", "2", "--scopes-per-stream", "3"], "--scopes-per-stream must be 1…--scopes"),
+    (["presence", "--ttl", "0"], "--ttl 1…300"),
     (["fanout", "--url", "https://127.0.0.1:1"], "unsupported URL"),
     (["fanout", "--subscribers", "0"], "must be"),
     (["write", "--url", "http://10.255.255.1:80", "--source-addresses", "2"], "loopback targets only"),

@@ -18,6 +18,7 @@ struct BenchCommand: ParsableCommand {
             """,
         subcommands: [
             BenchFanoutCommand.self, BenchWriteCommand.self, BenchReadCommand.self, BenchIdleCommand.self,
+            BenchPresenceCommand.self,
         ])
 }
 
@@ -53,10 +54,19 @@ struct BenchFanoutCommand: ParsableCommand {
             """)
     var insertInto: String?
     @Option(help: "The class of the objects --insert-into adds.") var insertClass = "Shape"
+    @Option(
+        help: """
+            Each subscriber follows K of the scopes on one GET /v1/events stream (subscriber i: \
+            scopes i·K … i·K+K-1, modulo --scopes), instead of one GET /v1/scopes/{name}/events.
+            """)
+    var scopesPerStream: Int?
 
     func validate() throws {
         guard subscribers >= 1, scopes >= 1, changeSets >= 1, writers >= 1, rate >= 0 else {
             throw ValidationError("--subscribers, --scopes, --change-sets and --writers must be ≥ 1, --rate ≥ 0")
+        }
+        if let scopesPerStream, !(1...scopes).contains(scopesPerStream) {
+            throw ValidationError("--scopes-per-stream must be 1…--scopes")
         }
     }
 
@@ -70,6 +80,7 @@ struct BenchFanoutCommand: ParsableCommand {
             var configuration = configuration
             configuration.writeTarget = writeTarget
             configuration.insertInto = insertInto
+            configuration.scopesPerStream = scopesPerStream
             return try FanoutBenchmark(configuration, settings: settings).run()
         }
         try common.finish(json: result.json, table: result.table, clean: result.isClean)
@@ -143,17 +154,25 @@ struct BenchIdleCommand: ParsableCommand {
     @OptionGroup var common: BenchCommonOptions
     @Option(name: .shortAndLong, help: "Streams to open.") var subscribers = 10_000
     @Option(help: "Scope the streams follow (created if missing).") var scope = "canvas-idle"
+    @Option(
+        help: """
+            Each stream is one GET /v1/events carrying K scopes, SCOPE-0 … SCOPE-(K-1) (created if \
+            missing), and is ready once it has all K snapshots.
+            """)
+    var scopesPerStream: Int?
     @Option(help: "Root class used when the scope has to be created.") var rootClass = "Canvas"
     @Option(help: "Seconds to hold the streams once all are ready.") var hold = 10.0
 
     func validate() throws {
         guard subscribers >= 1, hold >= 0 else { throw ValidationError("--subscribers ≥ 1, --hold ≥ 0") }
+        if let scopesPerStream, scopesPerStream < 1 { throw ValidationError("--scopes-per-stream must be ≥ 1") }
     }
 
     func run() throws {
         let result = try common.execute { settings in
             try IdleBenchmark(
-                subscribers: subscribers, scope: scope, rootClass: rootClass, holdSeconds: hold, settings: settings,
+                subscribers: subscribers, scope: scope, scopesPerStream: scopesPerStream, rootClass: rootClass,
+                holdSeconds: hold, settings: settings,
                 onReady: { count in
                     BenchOutput.endProgress()
                     FileHandle.standardError.write(Data("ready \(count)\n".utf8))

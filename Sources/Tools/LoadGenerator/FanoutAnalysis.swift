@@ -1,6 +1,7 @@
 /// Joins what the subscribers saw with what the writers sent, after every loop has stopped.
 struct FanoutAnalysis {
     let scopes: [ScopeFixture]
+    let layout: StreamScopes
     let subscribers: Int
     let posts: [WriterGroup.Post]
     let groups: [SubscriberGroup]
@@ -19,7 +20,8 @@ struct FanoutAnalysis {
         result.failed = writerErrors
         result.expected = expected
 
-        var lastVersion = Array(repeating: 0, count: subscribers)
+        // The last version each stream got of each scope it carries.
+        var lastVersion = Array(repeating: 0, count: subscribers * layout.width)
         var unique = 0
         var firstSend = UInt64.max
         for post in posts where post.sent > 0 { firstSend = min(firstSend, post.sent) }
@@ -27,21 +29,22 @@ struct FanoutAnalysis {
         for group in groups {
             for delivery in group.deliveries {
                 let subscriber = Int(delivery.subscriber)
-                let scope = subscriber % scopes.count
+                let scope = Int(delivery.scope)
+                let stream = subscriber * layout.width + layout.slot(of: scope, for: subscriber)
                 let version = Int(delivery.version)
                 guard let sent = sentAt[scope][version] else {
                     result.otherEvents["changeset not sent by this run", default: 0] += 1
                     continue
                 }
-                if version == lastVersion[subscriber] {
+                if version == lastVersion[stream] {
                     result.duplicate += 1
                     continue
                 }
-                if version < lastVersion[subscriber] {
+                if version < lastVersion[stream] {
                     result.outOfOrder += 1
                     continue
                 }
-                lastVersion[subscriber] = version
+                lastVersion[stream] = version
                 unique += 1
                 lastArrival = max(lastArrival, delivery.arrival)
                 result.latency.record(nanoseconds: delivery.arrival > sent ? delivery.arrival - sent : 0)

@@ -35,16 +35,17 @@ public struct FanoutBenchmark: Sendable {
         let scopes = try (0..<max(1, c.scopes)).map {
             try ScopeFixture.prepare(name: "\(c.scopePrefix)\($0)", rootClass: c.rootClass, client: client)
         }
+        let layout = StreamScopes(count: scopes.count, perStream: c.scopesPerStream)
         var result = FanoutResult(target: settings.target.description, configuration: c)
         let counters = BenchCounters()
 
         let loopCount = min(settings.threads, max(1, c.subscribers))
         let groups = (0..<loopCount).map {
             SubscriberGroup(
-                loopIndex: $0, loopCount: loopCount, subscribers: c.subscribers, scopes: scopes,
+                loopIndex: $0, loopCount: loopCount, subscribers: c.subscribers, scopes: scopes, layout: layout,
                 authority: settings.target.authority, resume: true, counters: counters)
         }
-        let perScope = Double(c.subscribers) / Double(scopes.count)
+        let perScope = Double(c.subscribers * layout.width) / Double(scopes.count)
         for group in groups { group.reserve(deliveries: Int(Double(c.changeSets) * perScope / Double(loopCount)) + 64) }
         let loops = try groups.map { group in
             let loop = try ClientLoop(index: group.loopIndex, target: settings.target, sources: settings.sources)
@@ -99,9 +100,7 @@ public struct FanoutBenchmark: Sendable {
         writerThread?.join()
 
         // 3. Wait for the deliveries the accepted change sets imply.
-        let subscribersPerScope = (0..<scopes.count).map { scope in
-            stride(from: scope, to: c.subscribers, by: scopes.count).underestimatedCount
-        }
+        let subscribersPerScope = layout.subscribersPerScope(c.subscribers)
         let acceptedPerScope = writerGroup.posts.reduce(into: Array(repeating: 0, count: scopes.count)) {
             if $1.status == 200 && $1.version != nil { $0[$1.scope] += 1 }
         }
@@ -120,8 +119,10 @@ public struct FanoutBenchmark: Sendable {
         for loop in loops { loop.stop() }
         for thread in threads { thread.join() }
 
-        FanoutAnalysis(scopes: scopes, subscribers: c.subscribers, posts: writerGroup.posts, groups: groups)
-            .fill(&result, writerErrors: writerGroup.errors, expected: expected)
+        FanoutAnalysis(
+            scopes: scopes, layout: layout, subscribers: c.subscribers, posts: writerGroup.posts, groups: groups
+        )
+        .fill(&result, writerErrors: writerGroup.errors, expected: expected)
         return result
     }
 }
@@ -143,6 +144,9 @@ public struct FanoutConfiguration: Sendable {
     /// Where the writers POST when it is not where the subscribers listen: another node sharing
     /// the same database, to measure delivery across nodes.
     public var writeTarget: BenchTarget?
+    /// Scopes on each subscriber's one `GET /v1/events` stream (at most `scopes`), or nil for a
+    /// `GET /v1/scopes/{name}/events` stream per subscriber (see ``StreamScopes``).
+    public var scopesPerStream: Int?
 
     public init(
         subscribers: Int = 1000, scopes: Int = 1, changeSets: Int = 1000, rate: Double = 100, writers: Int = 4,

@@ -31,28 +31,34 @@ public struct FanoutResult: Sendable {
 
     public var json: JSONValue {
         typealias F = ReportFormatting
-        return F.object([
-            ("mode", "fanout"), ("target", .string(target)),
-            ("subscribers", F.integer(configuration.subscribers)), ("scopes", F.integer(configuration.scopes)),
-            ("writers", F.integer(configuration.writers)), ("rate", F.number(configuration.rate)),
-            (
-                "changeSets",
-                F.object([("sent", F.integer(sent)), ("accepted", F.integer(accepted)), ("failed", F.counts(failed))])
-            ),
-            (
-                "deliveries",
-                F.object([
-                    ("expected", F.integer(expected)), ("received", F.integer(received)),
-                    ("missing", F.integer(missing)), ("duplicate", F.integer(duplicate)),
-                    ("outOfOrder", F.integer(outOfOrder)),
-                ])
-            ),
-            ("deliveriesPerSecond", F.number(deliveriesPerSecond, places: 1)),
-            ("durationSeconds", F.number(durationSeconds)), ("connectSeconds", F.number(connectSeconds)),
-            ("latencyMs", F.latency(latency)), ("postLatencyMs", F.latency(postLatency)),
-            ("otherEvents", F.counts(otherEvents)), ("streamErrors", F.counts(streamErrors)),
-            ("timedOut", .bool(timedOut)), ("clean", .bool(isClean)),
-        ])
+        // Present only for many-scope streams, so a single-scope run's object is as it was.
+        let perStream = configuration.scopesPerStream.map { [("scopesPerStream", F.integer($0))] } ?? []
+        return F.object(
+            [
+                ("mode", "fanout"), ("target", .string(target)),
+                ("subscribers", F.integer(configuration.subscribers)), ("scopes", F.integer(configuration.scopes)),
+            ] + perStream + [
+                ("writers", F.integer(configuration.writers)), ("rate", F.number(configuration.rate)),
+                (
+                    "changeSets",
+                    F.object([
+                        ("sent", F.integer(sent)), ("accepted", F.integer(accepted)), ("failed", F.counts(failed)),
+                    ])
+                ),
+                (
+                    "deliveries",
+                    F.object([
+                        ("expected", F.integer(expected)), ("received", F.integer(received)),
+                        ("missing", F.integer(missing)), ("duplicate", F.integer(duplicate)),
+                        ("outOfOrder", F.integer(outOfOrder)),
+                    ])
+                ),
+                ("deliveriesPerSecond", F.number(deliveriesPerSecond, places: 1)),
+                ("durationSeconds", F.number(durationSeconds)), ("connectSeconds", F.number(connectSeconds)),
+                ("latencyMs", F.latency(latency)), ("postLatencyMs", F.latency(postLatency)),
+                ("otherEvents", F.counts(otherEvents)), ("streamErrors", F.counts(streamErrors)),
+                ("timedOut", .bool(timedOut)), ("clean", .bool(isClean)),
+            ])
     }
 
     public var table: String {
@@ -61,7 +67,9 @@ public struct FanoutResult: Sendable {
         var rows: [(String, String)] = [
             (
                 "subscribers",
-                "\(F.grouped(c.subscribers)) on \(c.scopes) scope(s), connected in \(F.fixed(connectSeconds)) s"
+                "\(F.grouped(c.subscribers)) on \(c.scopes) scope(s)"
+                    + (c.scopesPerStream.map { ", \($0) per stream (GET /v1/events)" } ?? "")
+                    + ", connected in \(F.fixed(connectSeconds)) s"
             ),
             (
                 "change sets",

@@ -2,13 +2,16 @@ import Glibc
 import JetstreamJSON
 import Synchronization
 
-/// `jetstream bench idle`: opens S event streams on one scope (each takes the snapshot), reports
-/// `ready S` once every stream has parsed its first event, then holds them open so the caller can
-/// read the server's memory, until the hold time passes or SIGINT/SIGTERM arrives.
+/// `jetstream bench idle`: opens S event streams on one scope (each takes the snapshot), or with
+/// `scopesPerStream` K, S `GET /v1/events` streams each carrying the K scopes `SCOPE-0`…`SCOPE-(K-1)`
+/// (each takes K snapshots); reports `ready S` once every stream has its snapshots, then holds them
+/// open so the caller can read the server's memory, until the hold time passes or SIGINT/SIGTERM
+/// arrives.
 public struct IdleBenchmark: Sendable {
     public struct Result: Sendable {
         public var target: String
         public var subscribers: Int
+        public var scopesPerStream: Int?
         public var connected = 0
         public var failed = 0
         public var connectSeconds = 0.0
@@ -21,6 +24,7 @@ public struct IdleBenchmark: Sendable {
             typealias F = ReportFormatting
             return F.object([
                 ("mode", "idle"), ("target", .string(target)), ("subscribers", F.integer(subscribers)),
+                ("scopesPerStream", scopesPerStream.map { F.integer($0) } ?? .null),
                 ("connected", F.integer(connected)), ("failed", F.integer(failed)),
                 ("connectSeconds", F.number(connectSeconds)), ("heldSeconds", F.number(heldSeconds)),
                 ("errorReasons", F.counts(errors)), ("clean", .bool(isClean)),
@@ -30,7 +34,12 @@ public struct IdleBenchmark: Sendable {
         public var table: String {
             typealias F = ReportFormatting
             var rows: [(String, String)] = [
-                ("streams", "\(F.grouped(connected)) of \(F.grouped(subscribers)) got their first event"),
+                (
+                    "streams",
+                    scopesPerStream.map {
+                        "\(F.grouped(connected)) of \(F.grouped(subscribers)) got the snapshots of their \($0) scopes"
+                    } ?? "\(F.grouped(connected)) of \(F.grouped(subscribers)) got their first event"
+                ),
                 ("connect", "\(F.fixed(connectSeconds)) s"), ("held", "\(F.fixed(heldSeconds)) s"),
             ]
             for (reason, count) in errors.sorted(by: { $0.key < $1.key }) {
@@ -43,6 +52,8 @@ public struct IdleBenchmark: Sendable {
 
     public let subscribers: Int
     public let scope: String
+    /// Scopes on each `GET /v1/events` stream, or nil for `GET /v1/scopes/{scope}/events`.
+    public let scopesPerStream: Int?
     public let rootClass: String
     public let holdSeconds: Double
     public let settings: BenchSettings
@@ -50,11 +61,12 @@ public struct IdleBenchmark: Sendable {
     public let onReady: @Sendable (Int) -> Void
 
     public init(
-        subscribers: Int, scope: String, rootClass: String = "Canvas", holdSeconds: Double, settings: BenchSettings,
-        onReady: @escaping @Sendable (Int) -> Void
+        subscribers: Int, scope: String, scopesPerStream: Int? = nil, rootClass: String = "Canvas",
+        holdSeconds: Double, settings: BenchSettings, onReady: @escaping @Sendable (Int) -> Void
     ) {
         self.subscribers = subscribers
         self.scope = scope
+        self.scopesPerStream = scopesPerStream
         self.rootClass = rootClass
         self.holdSeconds = holdSeconds
         self.settings = settings
@@ -64,16 +76,19 @@ public struct IdleBenchmark: Sendable {
     public func run() throws -> Result {
         let start = MonotonicClock.now()
         let deadline = settings.deadline(from: start)
-        let fixture = try ScopeFixture.prepare(
-            name: scope, rootClass: rootClass, client: BlockingHTTPClient(target: settings.target))
+        let client = BlockingHTTPClient(target: settings.target)
+        let names = scopesPerStream.map { count in (0..<count).map { "\(scope)-\($0)" } } ?? [scope]
+        let fixtures = try names.map { try ScopeFixture.prepare(name: $0, rootClass: rootClass, client: client) }
+        let layout = StreamScopes(count: fixtures.count, perStream: scopesPerStream)
         IdleBenchmark.installStopSignals()
         var result = Result(target: settings.target.description, subscribers: subscribers)
+        result.scopesPerStream = scopesPerStream
         let counters = BenchCounters()
         let loopCount = min(settings.threads, max(1, subscribers))
         let groups = (0..<loopCount).map {
             SubscriberGroup(
-                loopIndex: $0, loopCount: loopCount, subscribers: subscribers, scopes: [fixture],
-                authority: settings.target.authority, resume: false, counters: counters)
+                loopIndex: $0, loopCount: loopCount, subscribers: subscribers, scopes: fixtures,
+                layout: layout, authority: settings.target.authority, resume: false, counters: counters)
         }
         let loops = try groups.map { group in
             let loop = try ClientLoop(index: group.loopIndex, target: settings.target, sources: settings.sources)
