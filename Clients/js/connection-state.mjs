@@ -1,5 +1,6 @@
 // connection-state.mjs — what the client does after a stream connection ends or a POST is
-// answered: two pure, clock-free policies that the transport (scope.mjs) asks and obeys.
+// answered: two pure, clock-free policies that the transport (shared-stream.mjs, scope-copy.mjs,
+// scope-past.mjs) asks and obeys.
 //
 // Owns: `ReconnectionPolicy` (the event stream) and `SendRetryPolicy` (the change sets), the
 // names of how a stream connection can end (`StreamEnd`) and which statuses and events end one,

@@ -2,8 +2,9 @@
 //
 // Owns: `ErrorKind` (the per-fragment error kinds of docs/model.md, the strings the server answers
 // in `fragmentReplies`), `FragmentError` (one fragment refused by the local model check; internal
-// to schema.mjs and state.mjs), `Rejection` (a change set refused, by the server or locally) and
-// `JetstreamError` (a request the client could not complete). No imports.
+// to schema.mjs and state.mjs), `Rejection` (a change set refused, by the server or locally),
+// `JetstreamError` (a request the client could not complete) and `problemOf` (the problem+json
+// a refusal carries, read by every module that sends requests). No imports.
 
 /** The error kinds of docs/model.md; the same strings the server answers in `fragmentReplies`. */
 export const ErrorKind = Object.freeze({
@@ -77,4 +78,9 @@ export class JetstreamError extends Error {
     this.problem = problem;
     this.type = problem?.type ?? null;
   }
+}
+
+/** The problem+json of a refusal, or `{status, title}` when its body is none. */
+export async function problemOf(response) {
+  try { return await response.json(); } catch { return { status: response.status, title: response.statusText }; }
 }

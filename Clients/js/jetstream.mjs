@@ -24,8 +24,12 @@
 //                         (pure, clock-free)
 //   backoff.mjs           backoffDelay
 //   sse-parser.mjs        SSEParser
-//   scope.mjs             openScope, Scope — the transport: one connection (one stream) per page,
-//                         a copy per scope, presence
+//   scope.mjs             openScope, Scope — what the application holds: a handle on a copy
+//   connection.mjs        the transport: one connection per page (token, page lifecycle, copies)
+//   shared-stream.mjs     the connection's one event stream for all its scopes
+//   scope-copy.mjs        one scope's copy: loading, sending, status, its events
+//   scope-past.mjs        the copy's past: undo, restore, a state at a version, history pages
+//   presence.mjs          the copy's presence: who else is here
 
 export { ErrorKind, Rejection, JetstreamError } from "./errors.mjs";
 export { Schema, applyOperation } from "./schema.mjs";

@@ -3,7 +3,7 @@
 // Owns: `SyncCore` — `confirmed` (the server's state at `version`), `pending` (local change sets in
 // creation order, each with its fixed Idempotency-Key) and the `view` the application sees
 // (confirmed with every pending set re-applied), and the notification each step gives
-// subscribers. The transport (scope.mjs) feeds it server answers and stream events; the
+// subscribers. The transport (scope-copy.mjs) feeds it server answers and stream events; the
 // shared traces (Tests/Fixtures/sync-traces.json) drive it directly. The same algorithm as the
 // Swift client's SyncEngine (docs/sync-protocol.md: L1, L2, E1, R6, R7, N1).
 

@@ -1,8 +1,9 @@
 // The shared sync traces (Tests/Fixtures/sync-traces.json, its "about" says the format), run
 // against the client's pure parts: SyncCore and the two policies of connection-state.mjs, with a
 // manual clock. The Swift client runs the same file (SharedSyncTraceTests), so both follow the
-// same rules. The wiring below is Scope's (scope.mjs) step for step: what it feeds the core and
-// the policies, and which of their answers it obeys; every decision is theirs.
+// same rules. The wiring below is the transport's (scope-copy.mjs, shared-stream.mjs) step for
+// step: what it feeds the core and the policies, and which of their answers it obeys; every
+// decision is theirs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";

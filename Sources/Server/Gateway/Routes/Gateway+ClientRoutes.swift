@@ -17,6 +17,11 @@ extension Gateway {
         ("backoff.mjs", PackageResources.backoff_mjs),
         ("sse-parser.mjs", PackageResources.sse_parser_mjs),
         ("scope.mjs", PackageResources.scope_mjs),
+        ("connection.mjs", PackageResources.connection_mjs),
+        ("shared-stream.mjs", PackageResources.shared_stream_mjs),
+        ("scope-copy.mjs", PackageResources.scope_copy_mjs),
+        ("scope-past.mjs", PackageResources.scope_past_mjs),
+        ("presence.mjs", PackageResources.presence_mjs),
     ].map { name, body in ("/client/" + name, StaticAsset(file: name, body: body)) }
 
     /// The shared-canvas demo page (`Clients/js/demo/index.html`), at `/demo/`.

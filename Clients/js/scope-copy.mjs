@@ -1,0 +1,311 @@
+// scope-copy.mjs — the state of one scope for one connection, shared by every handle on it.
+//
+// Owns: `ScopeCopy`, one per scope and connection (connection.mjs), however many `Scope` handles
+// (scope.mjs) share it: loading the schema and the state (creating the scope when asked), sending
+// pending change sets one at a time with their keys (docs/sync-protocol.md, L2, R6), its status
+// and notifications, this scope's events from the shared stream (shared-stream.mjs; R1, R2, R7),
+// and its end. Its presence (presence.mjs) and its past (scope-past.mjs) are its parts. What to do
+// after a POST is answered is decided by `SendRetryPolicy` (connection-state.mjs); the view is
+// SyncCore's (sync-core.mjs).
+
+import { JetstreamError, Rejection, problemOf } from "./errors.mjs";
+import { Schema, randomUUID, wireUUID } from "./schema.mjs";
+import { cloneProperties } from "./state.mjs";
+import { SyncCore } from "./sync-core.mjs";
+import { backoffDelay, pause } from "./backoff.mjs";
+import { SendRetryPolicy, StreamEnd } from "./connection-state.mjs";
+import { Presence } from "./presence.mjs";
+import { ScopePast } from "./scope-past.mjs";
+
+/** The state of one scope for one connection, shared by every `Scope` handle on it. */
+export class ScopeCopy {
+  constructor(name, options, connection) {
+    this.name = name;
+    this.options = options;
+    this.connection = connection;
+    this.baseURL = connection.baseURL;
+    this.fetch = connection.fetch;
+    this.listeners = new Set();
+    this.statusListeners = new Set();
+    this.rejectionListeners = new Set();
+    this.status = "connecting";
+    /** While reconnecting: 0 at once, k during the k-th backoff in a row. */
+    this.reconnectAttempt = 0;
+    this.closed = false;
+    this.abort = new AbortController();
+    this.sending = new SendRetryPolicy();
+    this.waiters = new Map();
+    this.wake = null;
+    /** Undo, restore, states at a version, history pages (docs/js-client.md, "Undo and the past"). */
+    this.past = new ScopePast(this, options.undoLimit ?? 100);
+    this.presence = new Presence(this, options.presenceTTL ?? 30);
+  }
+
+  get token() { return this.connection.token; }
+  get version() { return this.core.version; }
+  get rootUUID() { return this.core.rootUUID; }
+  get pendingCount() { return this.core.pending.length; }
+
+  get(uuid) {
+    const object = this.core.view.get(wireUUID(uuid) ?? uuid);
+    return object && { uuid: object.uuid, clsName: object.clsName, properties: cloneProperties(object.properties) };
+  }
+
+  snapshot() { return this.core.view.toJSON(this.core.schema); }
+
+  change(fragments) {
+    try {
+      return this.enqueue(fragments);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  add(clsName, properties = {}, { parent = this.rootUUID, key, before = null, uuid = randomUUID() } = {}) {
+    const parentObject = this.core.view.get(parent);
+    if (!parentObject) throw new JetstreamError(`no object ${parent} to add to`);
+    const parentClass = this.core.schema.modelClass(parentObject.clsName);
+    const addedClass = this.core.schema.modelClass(clsName);
+    const property = key !== undefined ? parentClass.properties.get(key)
+      : [...parentClass.properties.values()].find((p) => p.isReference && addedClass?.isKindOf(p.referencedClass));
+    if (!property) throw new JetstreamError(`${parentObject.clsName} has no property ${key !== undefined ? `'${key}'` : `that holds a ${clsName}`}`);
+    const link = property.kind === "collection" ? { insert: [uuid], before } : uuid;
+    const promise = this.enqueue([
+      { type: "add", uuid, clsName, properties },
+      { type: "change", uuid: parent, clsName: parentObject.clsName, properties: { [property.name]: link } },
+    ]);
+    promise.catch(() => {});
+    return uuid;
+  }
+
+  set(uuid, properties) {
+    const object = this.core.view.get(wireUUID(uuid) ?? uuid);
+    if (!object) return Promise.reject(new JetstreamError(`no object ${uuid} in scope ${this.name}`));
+    return this.change([{ type: "change", uuid: object.uuid, clsName: object.clsName, properties }]);
+  }
+
+  remove(uuid) {
+    const target = wireUUID(uuid) ?? uuid;
+    const fragments = [];
+    for (const object of this.core.view.objects.values()) {
+      const properties = {};
+      for (const property of this.core.schema.modelClass(object.clsName)?.references ?? []) {
+        const value = object.properties[property.name];
+        if (Array.isArray(value) ? value.includes(target) : value === target) {
+          properties[property.name] = Array.isArray(value) ? { remove: [target] } : null;
+        }
+      }
+      if (Object.keys(properties).length > 0) fragments.push({ type: "change", uuid: object.uuid, clsName: object.clsName, properties });
+    }
+    if (fragments.length === 0) return Promise.reject(new JetstreamError(`no object holds ${uuid}`));
+    return this.change(fragments);
+  }
+
+  /** The last handle was closed: stops following the scope. Pending sets not yet sent are dropped. */
+  close() {
+    if (this.closed) return;
+    this.presence.leave().catch(() => {});
+    this.finish(new JetstreamError(`scope ${this.name} was closed`), { status: "closed", attempt: 0, reason: "requested" });
+  }
+
+  // -- opening ---------------------------------------------------------------------------------
+
+  async open() {
+    await this.connection.ensureToken();
+    const schemaResponse = await this.request("GET", "/v1/schema");
+    if (!schemaResponse.ok) throw new JetstreamError(`GET /v1/schema: HTTP ${schemaResponse.status}`, { status: schemaResponse.status, problem: await problemOf(schemaResponse) });
+    const schema = new Schema(await schemaResponse.json());
+    if (!schema.rootClass(this.name)) throw new JetstreamError(`the schema has no scope rule for '${this.name}'`);
+    // The keys' prefix is fixed per copy: a scope closed and opened again starts its sequence
+    // over, so a prefix reused with it would replay the old answers for the new sets.
+    this.core = new SyncCore(schema, { clientId: this.options.clientId });
+    const path = this.scopePath();
+    let response = await this.request("GET", path);
+    if (response.status === 404 && this.options.create) {
+      const { clsName = schema.rootClass(this.name).name, properties = {}, uuid } = this.options.create;
+      const root = { clsName, properties, ...(uuid ? { uuid } : {}) };
+      const created = await this.request("PUT", path, { root });
+      if (created.status !== 201 && created.status !== 409) {
+        throw new JetstreamError(`PUT ${path}: HTTP ${created.status}`, { status: created.status, problem: await problemOf(created) });
+      }
+      response = created.status === 201 ? created : await this.request("GET", path);
+    }
+    if (!response.ok) {
+      const problem = await problemOf(response);
+      throw new JetstreamError(`GET ${path}: ${problem?.detail ?? `HTTP ${response.status}`}`, { status: response.status, problem });
+    }
+    this.emit(this.core.load(await response.json()));
+    this.connection.stream.add(this);
+    this.sendLoop();
+  }
+
+  request(method, path, body, headers = {}, { keepalive = false } = {}) {
+    const all = { Accept: "application/json", ...headers };
+    if (this.token) all.Authorization = `Bearer ${this.token}`;
+    if (body !== undefined) all["Content-Type"] = "application/json";
+    const init = { method, headers: all, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" };
+    // A keepalive request outlives the page (and this copy): it is not aborted with it.
+    if (keepalive) init.keepalive = true; else init.signal = this.abort.signal;
+    return this.fetch(this.baseURL + path, init);
+  }
+
+  // -- status and notifications ----------------------------------------------------------------
+
+  /** Shows the shared stream's status (or this copy's end): `{status, attempt}`. */
+  setStatus({ status, attempt = 0 }) {
+    if (this.closed && status !== "closed") return;
+    if (this.status === status && this.reconnectAttempt === attempt) return;
+    this.status = status;
+    this.reconnectAttempt = attempt;
+    for (const listener of this.statusListeners) listener(status, { attempt });
+  }
+
+  emit(notification) {
+    if (!notification || notification.gap || notification.inconsistent) return;
+    if (!notification.local && !notification.rejection && !notification.deleted && !notification.error
+        && notification.fragments.length === 0 && notification.removed.length === 0) return;
+    for (const listener of this.listeners) {
+      try { listener(notification); } catch (error) { console.error("jetstream: a subscriber threw", error); }
+    }
+  }
+
+  /**
+   * Wakes the sender: an idle sender always (a local change, a reset); one waiting out a backoff
+   * only with `retryNow` (a reset, the browser came back online), so edits made while the server
+   * is down do not each cause a retry.
+   */
+  kick(retryNow = false) {
+    this.wake?.();
+    if (retryNow) { this.sending.startOver(); this.cutSendWait?.(); }
+  }
+
+  // -- sending (docs/sync-protocol.md, L2, R6) -------------------------------------------------
+
+  async sendLoop() {
+    while (!this.closed) {
+      const set = this.core.nextToSend();
+      if (!set) { await new Promise((resolve) => { this.wake = resolve; }); this.wake = null; continue; }
+      set.status = "inflight";
+      let response;
+      try {
+        response = await this.request("POST", `/v1/scopes/${encodeURIComponent(this.name)}/changesets`,
+          { fragments: set.fragments }, { "Idempotency-Key": set.key });
+      } catch {
+        if (this.closed) return;
+      }
+      const decision = this.sending.answered(response
+        ? { status: response.status, retryAfter: response.headers.get("Retry-After") ?? undefined }
+        : { network: true });
+      if (decision.action === "next") {
+        const body = await response.json().catch(() => ({}));
+        this.past.accepted(body.version);
+        this.settle(set, { version: body.version });
+        this.emit(this.core.accepted(set, body.version));
+      } else if (decision.action === "rejected") {
+        const problem = await problemOf(response);
+        const rejection = new Rejection({ status: response.status, problem, fragments: set.fragments, key: set.key });
+        const notification = this.core.rejected(set);
+        this.emit({ ...(notification ?? { version: this.version, local: false, fragments: [], removed: [] }), rejection });
+        for (const listener of this.rejectionListeners) listener(rejection);
+        this.settle(set, undefined, rejection);
+      } else {
+        // resend, wait or backoff: the set goes back to the queue and is sent again with its key.
+        this.core.retry(set);
+        if (decision.refreshToken) await this.connection.refreshToken();
+        if (decision.action === "wait") await this.sendWait(decision.seconds * 1000);
+        else if (decision.action === "backoff") await this.sendWait(backoffDelay(decision.attempt - 1, this.options.backoff));
+      }
+    }
+  }
+
+  settle(set, value, error) {
+    const waiter = this.waiters.get(set);
+    if (!waiter) return;
+    this.waiters.delete(set);
+    if (error) waiter.reject(error); else waiter.resolve(value);
+  }
+
+  async sendWait(ms) {
+    const wait = pause(ms, this.abort.signal);
+    this.cutSendWait = wait.cut;
+    await wait.done;
+    this.cutSendWait = null;
+  }
+
+  // -- this scope's events on the shared stream (docs/sync-protocol.md, R1, R2, R7) -------------
+
+  /**
+   * Handles one of this scope's events (its data read already); returns `{kind}` (a `StreamEnd`)
+   * when it ends the shared connection: a gap or an inconsistent change set, unreadable data.
+   */
+  handle(type, event) {
+    switch (type) {
+      case "changeset": {
+        if (typeof event?.version !== "number" || !Array.isArray(event.fragments)) return { kind: StreamEnd.unreadable };
+        const notification = this.core.event(event);
+        if (notification?.gap) return { kind: StreamEnd.gap };
+        if (notification?.inconsistent) return { kind: StreamEnd.inconsistent };
+        this.emit(notification);
+        return undefined;
+      }
+      case "snapshot":
+      case "reset": {
+        if (typeof event?.version !== "number" || typeof event.rootUUID !== "string" || !Array.isArray(event.fragments)) {
+          return { kind: StreamEnd.unreadable };
+        }
+        this.emit(this.core.reset(event));
+        this.kick(true);   // R7: every set not in flight is sent again, now
+        return undefined;
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /** The stream stopped this scope for good: `event: deleted` or 404 (deleted), 403 (forbidden). */
+  stopped(reason, error) {
+    this.connection.stopped(this);
+    if (reason === StreamEnd.deleted) {
+      this.finish(new JetstreamError(`scope ${this.name} was deleted`, { status: 404 }), { status: "closed", attempt: 0, reason }, { deleted: true });
+    } else {
+      const failure = error ?? new JetstreamError(`not allowed to read scope ${this.name}`, { status: 403 });
+      this.finish(failure, { status: "closed", attempt: 0, reason }, { error: failure });
+    }
+  }
+
+  /** Stops for good: status closed (why), pending promises reject with `error`. */
+  finish(error, status, notification) {
+    if (this.closed) return;
+    this.closed = true;
+    this.connection.stream.remove(this);
+    this.presence.stop();
+    this.abort.abort();
+    this.wake?.();
+    this.setStatus(status);
+    if (notification) this.emit({ version: this.version, local: false, fragments: [], removed: [], ...notification });
+    for (const { reject } of this.waiters.values()) reject(error);
+    this.waiters.clear();
+  }
+
+  // -- for its parts: presence and the past ----------------------------------------------------
+
+  scopePath() { return `/v1/scopes/${encodeURIComponent(this.name)}`; }
+
+  /** Resolves once every local set made so far is answered (accepted or refused). */
+  answered() {
+    return Promise.allSettled([...this.waiters.values()].map((waiter) => waiter.promise));
+  }
+
+  /** Applies locally (throwing a local `Rejection`) and queues the set for sending. */
+  enqueue(fragments) {
+    if (this.closed) throw new JetstreamError(`scope ${this.name} is closed`);
+    const { set, notification } = this.core.local(fragments);
+    const waiter = {};
+    const promise = new Promise((resolve, reject) => Object.assign(waiter, { resolve, reject }));
+    waiter.promise = promise;
+    this.waiters.set(set, waiter);
+    this.emit(notification);
+    this.kick();
+    return promise;
+  }
+}

@@ -1,0 +1,1 @@
+../../../../Clients/js/scope-past.mjs

@@ -1,0 +1,1 @@
+../../../../Clients/js/shared-stream.mjs
