@@ -63,6 +63,16 @@ import Testing
             }
         }
 
+        /// Waits until node 1 knows of `version` one way or the other: noted (a cold copy) or
+        /// already read (a copy its own recent write keeps followed, or a catch-up that read
+        /// past it before the notice came).
+        func waitUntilNodeOneKnows(_ version: Int) async throws -> Bool {
+            let handle = try handle(1)
+            return await waitUntil(timeout: .seconds(20)) {
+                handle.runtime.withLock { max($0.announcedVersion, $0.committed.version) } >= version
+            }
+        }
+
         func close() {
             for store in stores { store.close() }
             (try? PostgresTestCluster.shared())?.dropDatabase(database)
@@ -113,7 +123,8 @@ import Testing
             let added = await SharedStoreEngineTests.submit(
                 EngineFixture.addShape(shape, x: 1, to: writer), on: nodes.engines[0], to: writer)
             let addedAt = try #require(added.version)
-            #expect(try await nodes.waitForAnnouncement(of: addedAt))
+            // After round 0 node 1 has written, so its copy may be followed rather than cold.
+            #expect(try await nodes.waitUntilNodeOneKnows(addedAt))
             let moved = await SharedStoreEngineTests.submit(
                 [
                     [

@@ -25,9 +25,12 @@ final class ManyScopesStream: Sendable {
     /// the stream has left every scope, which breaks the members' references back to it.
     private let memberList = Mutex<[Member]>([])
 
-    private struct State {
-        /// Each scope's version as last sent, nil until its first snapshot, reset or change set.
-        var positions: [Int?]
+    fileprivate struct State {
+        /// The id as sent last: ``ManyScopesEventID/prefix`` and one entry per positioned scope.
+        var id: [UInt8] = ManyScopesEventID.prefix
+        /// Where each scope's entry starts in ``id``, nil until its first snapshot, reset or
+        /// change set (or a resume point) gave it a position.
+        var entries: [Int?]
         var live: [Bool]
         var closingSent = false
         /// Change sets that arrived before every scope was subscribed, in arrival order.
@@ -39,8 +42,13 @@ final class ManyScopesStream: Sendable {
     init(stream: EventStream, names: [String], resumedAt: [Int?]) {
         self.stream = stream
         self.names = names
-        keys = names.map(ManyScopesEventID.key(of:))
-        state = Mutex(State(positions: resumedAt, live: names.map { _ in true }))
+        let keys = names.map(ManyScopesEventID.key(of:))
+        self.keys = keys
+        var initial = State(entries: Array(repeating: nil, count: names.count), live: names.map { _ in true })
+        for (index, version) in resumedAt.enumerated() {
+            if let version { initial.place(index, ManyScopesEventID.entry(key: keys[index], version: version)) }
+        }
+        state = Mutex(initial)
         let members = names.indices.map { Member(stream: self, index: $0) }
         memberList.withLock { $0 = members }
     }
@@ -86,12 +94,12 @@ final class ManyScopesStream: Sendable {
                 SSEFrame.frame(
                     name: event.kind.rawValue, id: nil, data: SSEFrame.scopeTagged(event, scope: names[index])))
         case .snapshot, .reset, .changeset:
-            if let version = event.version { state.positions[index] = version }
-            let id = ManyScopesEventID.encode(
-                zip(keys, state.positions).compactMap { key, version in version.map { (key, $0) } })
+            if let version = event.version {
+                state.place(index, ManyScopesEventID.entry(key: keys[index], version: version))
+            }
             stream.sendEncoded(
                 SSEFrame.frame(
-                    name: event.kind.rawValue, id: id, data: SSEFrame.scopeTagged(event, scope: names[index])))
+                    name: event.kind.rawValue, id: state.id, data: SSEFrame.scopeTagged(event, scope: names[index])))
         }
     }
 
@@ -117,5 +125,17 @@ final class ManyScopesStream: Sendable {
         func receive(_ event: ScopeEvent) { stream.deliver(event, from: index) }
 
         func end() { stream.end(index) }
+    }
+}
+
+extension ManyScopesStream.State {
+    /// Writes scope `index`'s entry in place, or appends it the first time.
+    fileprivate mutating func place(_ index: Int, _ entry: [UInt8]) {
+        if let start = entries[index] {
+            id.replaceSubrange(start..<(start + entry.count), with: entry)
+        } else {
+            entries[index] = id.count
+            id += entry
+        }
     }
 }

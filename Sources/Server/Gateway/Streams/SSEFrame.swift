@@ -22,15 +22,20 @@ public enum SSEFrame {
 
     /// An event whose data is one line of JSON, framed without re-encoding the JSON.
     static func frame(name: String, id: Int?, json: [UInt8]) -> EncodedEvent {
-        frame(name: name, id: id.map(String.init), data: json)
+        frame(name: name, id: id.map { Array(String($0).utf8) }, data: json)
     }
 
-    /// An event with an opaque `id:` (a many-scope stream's positions) and prepared data.
-    static func frame(name: String, id: String?, data: [UInt8]) -> EncodedEvent {
+    /// An event with prepared data and an `id:` given as its bytes (a many-scope stream keeps its
+    /// id so: ``ManyScopesEventID``).
+    static func frame(name: String, id: [UInt8]?, data: [UInt8]) -> EncodedEvent {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(data.count + name.utf8.count + (id?.utf8.count ?? 0) + 24)
+        bytes.reserveCapacity(data.count + name.utf8.count + (id?.count ?? 0) + 24)
         bytes.append(contentsOf: "event: \(name)\n".utf8)
-        if let id { bytes.append(contentsOf: "id: \(id)\n".utf8) }
+        if let id {
+            bytes.append(contentsOf: "id: ".utf8)
+            bytes.append(contentsOf: id)
+            bytes.append(UInt8(ascii: "\n"))
+        }
         bytes.append(contentsOf: "data: ".utf8)
         bytes.append(contentsOf: data)
         bytes.append(contentsOf: "\n\n".utf8)
