@@ -178,3 +178,39 @@ def test_a_restarted_node_forgets_its_members_and_learns_others_at_their_next_re
         assert set(members(cluster, a, name)) == {"on-a", "on-b"}
     finally:
         stream.close()
+
+
+@pytest.fixture(scope="module")
+def three_nodes(jetstream_bin, postgres, tmp_path_factory):
+    nodes = Cluster(jetstream_bin, tmp_path_factory.mktemp("presence-three"), postgres).start(3)
+    try:
+        wait_listening(nodes)
+        yield nodes
+    finally:
+        nodes.stop()
+
+
+def test_three_nodes_each_see_a_member_set_through_any_other(three_nodes):
+    """Three nodes: a member set through node 0 is on nodes 1 and 2 (GET and stream); its update
+    through node 0 and its leave through node 0 reach both; a member set through node 2 is on 0."""
+    first, second, third = three_nodes.nodes
+    name, _ = three_nodes.create_canvas(first)
+    streams = [presence_stream(node, name) for node in (second, third)]
+    try:
+        put(three_nodes, first, name, "pointer", {"x": 1}, ttl=60)
+        for stream in streams:
+            assert next_presence(stream)["state"] == "join"
+        for node in (second, third):
+            wait_members(three_nodes, node, name, lambda seen: seen.get("pointer", {}).get("data") == {"x": 1})
+        put(three_nodes, first, name, "pointer", {"x": 2}, ttl=60)
+        for stream in streams:
+            assert next_presence(stream) == {"scope": name, "client": "pointer", "subject": None,
+                                             "state": "update", "data": {"x": 2}}
+        put(three_nodes, third, name, "other", {"y": 1}, ttl=60)
+        wait_members(three_nodes, first, name, lambda seen: set(seen) == {"pointer", "other"})
+        assert three_nodes.http(first).delete(path(name, "pointer")).status_code == 204
+        for node in (second, third):
+            wait_members(three_nodes, node, name, lambda seen: set(seen) == {"other"})
+    finally:
+        for stream in streams:
+            stream.close()
