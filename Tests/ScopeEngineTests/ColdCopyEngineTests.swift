@@ -63,11 +63,11 @@ import Testing
             }
         }
 
-        /// Waits until node 1 knows of `version` one way or the other: noted (a cold copy) or
+        /// Waits until `node` knows of `version` one way or the other: noted (a cold copy) or
         /// already read (a copy its own recent write keeps followed, or a catch-up that read
         /// past it before the notice came).
-        func waitUntilNodeOneKnows(_ version: Int) async throws -> Bool {
-            let handle = try handle(1)
+        func waitFor(node: Int, toKnow version: Int) async throws -> Bool {
+            let handle = try handle(node)
             return await waitUntil(timeout: .seconds(20)) {
                 handle.runtime.withLock { max($0.announcedVersion, $0.committed.version) } >= version
             }
@@ -124,7 +124,7 @@ import Testing
                 EngineFixture.addShape(shape, x: 1, to: writer), on: nodes.engines[0], to: writer)
             let addedAt = try #require(added.version)
             // After round 0 node 1 has written, so its copy may be followed rather than cold.
-            #expect(try await nodes.waitUntilNodeOneKnows(addedAt))
+            #expect(try await nodes.waitFor(node: 1, toKnow: addedAt))
             let moved = await SharedStoreEngineTests.submit(
                 [
                     [
@@ -134,8 +134,9 @@ import Testing
                 ],
                 on: nodes.engines[1], to: try nodes.handle(1))
             #expect(moved.version == addedAt + 1, "round \(round): \(moved)")
-            // The writer's copy must now be current before its next write judges on it.
-            #expect(await waitUntil(timeout: .seconds(20)) { (try? nodes.handle(0).version) == addedAt + 1 })
+            // Node 0 hears of it: followed if its own write was recent, else noted (cold) and
+            // caught up by its next write, which then is judged at the store's head too.
+            #expect(try await nodes.waitFor(node: 0, toKnow: addedAt + 1))
         }
     }
 
