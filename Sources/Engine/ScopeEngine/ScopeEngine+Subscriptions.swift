@@ -33,6 +33,9 @@ extension ScopeEngine {
     private func register(_ subscriber: any ScopeSubscriber, to handle: ScopeHandle, from point: ResumePoint) {
         var lagging = false
         let storeRead: Int? = handle.runtime.withLock { runtime in
+            // Checked under the lock an unsubscription takes too: either that removal finds this
+            // registration, or this finds the subscriber gone (it closed before its clean-up ran).
+            if subscriber.hasLeft { return nil }
             // The follower leaves a copy behind only while it has no subscriber, deciding under
             // this lock: a note made before this registration is caught up here.
             lagging = runtime.announcedVersion > runtime.committed.version

@@ -9,6 +9,14 @@ public protocol ScopeSubscriber: AnyObject, Sendable {
     func receive(_ event: ScopeEvent)
     /// No event follows: the scope was deleted, the engine drains, or the subscriber was removed.
     func end()
+    /// Whether the subscriber is gone already (its connection closed): a subscription that only
+    /// now comes to register — after catching a cold copy up — is then not made, since the
+    /// subscriber's own clean-up ran before it could be undone.
+    var hasLeft: Bool { get }
+}
+
+extension ScopeSubscriber {
+    public var hasLeft: Bool { false }
 }
 
 /// The subscribers of one scope and how an event reaches them, encoded once for all.

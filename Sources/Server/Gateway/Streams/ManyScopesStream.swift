@@ -125,6 +125,8 @@ final class ManyScopesStream: Sendable {
         func receive(_ event: ScopeEvent) { stream.deliver(event, from: index) }
 
         func end() { stream.end(index) }
+
+        var hasLeft: Bool { stream.stream.isClosed }
     }
 }
 

@@ -18,6 +18,8 @@ final class StreamSubscriber: ScopeSubscriber {
     func end() {
         stream.loop.execute { [stream] in stream.close() }
     }
+
+    var hasLeft: Bool { stream.isClosed }
 }
 
 /// The subscribers of one scope as SSE streams on the server's loops: each event is framed once
