@@ -66,7 +66,8 @@ struct CanvasExample {
         try await waitUntil { oval.width == 100 }
 
         bobCanvas.shapes.removeAll { $0.label == "hello" }
-        try await waitUntil { adaCanvas.shapes.count == 1 }
+        // Ada may see Bob's removal before Bob's own answer confirms it: wait for both.
+        try await waitUntil { adaCanvas.shapes.count == 1 && bobSync.pendingCount == 0 }
         print("both at version \(adaSync.version) / \(bobSync.version); ada pending \(adaSync.pendingCount)")
         await adaSync.stop()
         await bobSync.stop()
