@@ -17,8 +17,11 @@ extension ScopeEngine {
     /// let past = try await engine.state(of: handle, at: 12)   // past.version == 12
     /// ```
     public func state(of handle: ScopeHandle, at version: Int) async throws(ScopeError) -> EncodedState {
-        let current = handle.encodedState()
-        if version == current.version { return current }
+        // The current state from its cached encoding; a past one is never made to encode it.
+        if version == handle.version {
+            let current = handle.encodedState()
+            if current.version == version { return current }
+        }
         let state = try await pastState(of: handle, at: version)
         return EncodedState(version: version, json: ScopeEncoding.stateJSON(name: handle.name, state: state))
     }

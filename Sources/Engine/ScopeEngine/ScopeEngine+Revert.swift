@@ -82,7 +82,7 @@ extension ScopeEngine {
         } catch .versionGone, .versionNotFound {
             throw .versionNotFound(scope: name, version: version, current: handle.version)
         }
-        var page = try await logPage(of: name, after: version - 1)
+        var page = try await logPage(of: handle, after: version - 1)
         guard let first = page.records.first, Int(first.version) == version else {
             throw .versionNotFound(scope: name, version: version, current: Int(page.currentVersion))
         }
@@ -121,7 +121,7 @@ extension ScopeEngine {
                 }
             }
             guard plannedAt < Int(page.currentVersion) else { break }
-            page = try await logPage(of: name, after: plannedAt)
+            page = try await logPage(of: handle, after: plannedAt)
             guard !page.records.isEmpty else { break }
             records = page.records[...]
         }
@@ -130,14 +130,15 @@ extension ScopeEngine {
             conflicts: Array(live.flatMap(\.conflicts).prefix(Self.maxRevertConflicts)))
     }
 
-    private func logPage(of name: String, after version: Int) async throws(ScopeError) -> ChangePage {
+    private func logPage(of handle: ScopeHandle, after version: Int) async throws(ScopeError) -> ChangePage {
         do throws(StoreError) {
             return try await store.changes(
-                scope: name, after: Int64(version), limit: min(configuration.maxHistoryPage, 1000))
+                scope: handle.name, after: Int64(version), limit: min(configuration.maxHistoryPage, 1000))
         } catch .scopeMissing {
-            throw .scopeNotFound(name)
+            throw .scopeNotFound(handle.name)
         } catch .historyTruncated {
-            throw .versionNotFound(scope: name, version: version + 1, current: 0)
+            // Pruned while the revert was planned: the change set is no longer retained.
+            throw .versionNotFound(scope: handle.name, version: version + 1, current: handle.version)
         } catch {
             throw storeFailure(error)
         }
