@@ -37,7 +37,17 @@ public struct URLSessionTransport: HTTPTransport {
     }
 
     public func data(for request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-        let (data, response) = try await session.data(for: request)
+        // Not `session.data(for:)`: its cancellation handler cancels the URLSessionTask right
+        // there, and on Linux that waits for the session's queue while the Swift task is locked —
+        // and that queue may be waiting for the same lock to hand the task its answer (a deadlock
+        // seen when a sync stopped with a request in flight). Here the cancel is sent from
+        // elsewhere (`CancellableRequest`).
+        let request = CancellableRequest(session: session, request: request)
+        let (data, response) = try await withTaskCancellationHandler {
+            try await request.run()
+        } onCancel: {
+            request.cancel()
+        }
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
         return (data, http)
     }
@@ -49,8 +59,16 @@ public struct URLSessionTransport: HTTPTransport {
         let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         let task = session.dataTask(with: request)
         continuation.onTermination = { _ in
-            task.cancel()
-            session.invalidateAndCancel()
+            // Termination may come from inside a task's cancellation, with that task locked, and
+            // `cancel()` waits for the session's queue, which may be waiting for the same lock to
+            // deliver a chunk: cancel from another thread (see `CancellableRequest`). A response
+            // that already ended is not cancelled (a cancel racing the end can trap on Linux); its
+            // session was invalidated when it ended.
+            DispatchQueue.global().async {
+                guard !delegate.hasEnded else { return }
+                task.cancel()
+                session.invalidateAndCancel()
+            }
         }
         task.resume()
         let response = try await withTaskCancellationHandler {
@@ -67,6 +85,10 @@ public struct URLSessionTransport: HTTPTransport {
 private final class StreamingDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let continuation: AsyncThrowingStream<Data, any Error>.Continuation
     private let head = Mutex<HeadState>(.waiting(nil))
+    private let ended = Atomic<Bool>(false)
+
+    /// Whether the response ended (completed, failed or cancelled).
+    var hasEnded: Bool { ended.load(ordering: .acquiring) }
 
     private enum HeadState {
         case waiting(CheckedContinuation<HTTPURLResponse, any Error>?)
@@ -122,6 +144,7 @@ private final class StreamingDelegate: NSObject, URLSessionDataDelegate, Sendabl
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        ended.store(true, ordering: .releasing)
         settle(.failure(error ?? URLError(.badServerResponse)))
         if let error { continuation.finish(throwing: error) } else { continuation.finish() }
         session.finishTasksAndInvalidate()
