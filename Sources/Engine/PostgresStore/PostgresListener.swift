@@ -16,8 +16,8 @@ import Glibc
 /// While it is down, ``unavailability`` says why (the gateway's `/readyz` answers 503).
 /// It also listens on the presence channel and hands those texts to the presence handler as they are.
 final class PostgresListener: Sendable {
-    private let handler = Mutex<(@Sendable (ChangeNotice) -> Void)?>(nil)
-    private let presenceHandler = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private let handler = CallbackSlot<ChangeNotice>()
+    private let presenceHandler = CallbackSlot<String>()
     private let closed = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let problem = Mutex<String?>(nil)
@@ -40,12 +40,12 @@ final class PostgresListener: Sendable {
     var unavailability: String? { problem.withLock { $0 } }
 
     func follow(_ handler: @escaping @Sendable (ChangeNotice) -> Void) {
-        self.handler.withLock { $0 = handler }
+        self.handler.set(handler)
         handler(.everything)
     }
 
     func followPresence(_ handler: @escaping @Sendable (String) -> Void) {
-        presenceHandler.withLock { $0 = handler }
+        presenceHandler.set(handler)
     }
 
     func close() {
@@ -55,7 +55,7 @@ final class PostgresListener: Sendable {
     }
 
     private func deliver(_ notice: ChangeNotice) {
-        handler.withLock { $0 }?(notice)
+        handler(notice)
     }
 
     private func run(
@@ -101,7 +101,7 @@ final class PostgresListener: Sendable {
                     statistics.withLock { $0.notificationsReceived += 1 }
                     deliver(ChangeNotice(payload: payload))
                 case PostgresStatements.presenceChannel:
-                    presenceHandler.withLock { $0 }?(payload)
+                    presenceHandler(payload)
                 default:
                     break
                 }

@@ -12,6 +12,15 @@ extension ScopeEngine {
     /// as used (a scope written through two nodes stays followed on both).
     static let coldAfter: Duration = .seconds(2)
 
+    /// Whether a notice's `entry` needs nothing read: its hosted copy already holds that version,
+    /// or is cold and now notes it (``leaveBehindIfCold(_:announced:)``). No suspension, one lock:
+    /// the follower asks on the store's listener thread. Creations and deletions (version 0, or
+    /// `deleted`) and scopes not hosted always go to a round.
+    func isSettledWithoutCatchUp(_ entry: ScopeVersion) -> Bool {
+        guard !entry.deleted, entry.version > 0, let hosted = handle(named: entry.name) else { return false }
+        return Int(entry.version) <= hosted.version || leaveBehindIfCold(hosted, announced: Int(entry.version))
+    }
+
     /// Notes that the shared store holds `announced` for the hosted scope of `handle`, and says
     /// whether the follower may leave the copy behind: no subscriber here, nothing staged or
     /// waiting to be judged again, no write through this node in the last ``coldAfter``.

@@ -182,7 +182,11 @@ final class ScopeFollower: Sendable {
     init(engine: ScopeEngine) { self.engine = engine }
 
     /// Called on the store's listener thread: records the notice, starts a round if none runs.
+    /// A notice that only names copies already current (this node's own commits) or cold ones
+    /// (noted here) needs no round: behind a proxy that is nearly every notice, and a round costs a
+    /// task and a hop for each.
     func enqueue(_ notice: ChangeNotice) {
+        if case .changed(let entries) = notice, entries.allSatisfy(engine.isSettledWithoutCatchUp) { return }
         let start = pending.withLock { pending -> Bool in
             pending.record(notice)
             pending.since = pending.since ?? .now

@@ -22,7 +22,11 @@ extension ScopeEngine {
         // the store's latest state rather than replaying what nobody here has read.
         if handle.lagsStore, handle.subscriberCount == 0 {
             Task {
-                guard let current = await current(handle) else { return subscriber.end() }
+                guard let current = await current(handle) else {
+                    // Deleted while it caught up: the subscriber hears it as every other does.
+                    subscriber.receive(.deleted(name: handle.name, version: handle.version))
+                    return subscriber.end()
+                }
                 register(subscriber, to: current, from: point)
             }
             return
@@ -40,6 +44,7 @@ extension ScopeEngine {
             // this lock: a note made before this registration is caught up here.
             lagging = runtime.announcedVersion > runtime.committed.version
             if runtime.deleted {
+                subscriber.receive(.deleted(name: handle.name, version: runtime.committed.version))
                 subscriber.end()
                 return nil
             }
@@ -109,6 +114,7 @@ extension ScopeEngine {
             }
             let readAgain = handle.runtime.withLock { runtime in
                 if runtime.deleted {
+                    subscriber.receive(.deleted(name: handle.name, version: runtime.committed.version))
                     subscriber.end()
                     return false
                 }
