@@ -21,11 +21,15 @@ final class PostgresListener: Sendable {
     private let closed = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let problem = Mutex<String?>(nil)
+    /// When the database last answered on this connection (a notification, a poll, the connect).
+    private let lastAnswer = Mutex(ContinuousClock.now)
+    private let silenceLimit: Duration
 
     init(
         target: PGTarget, configuration: PostgresStore.Configuration, statistics: PostgresCounters,
         logger: Logger, expiryDue: @escaping @Sendable () -> Void
     ) {
+        silenceLimit = configuration.unavailableAfter
         let thread = Thread { [self] in
             defer { finished.signal() }
             run(
@@ -36,8 +40,19 @@ final class PostgresListener: Sendable {
         thread.start()
     }
 
-    /// Why the listener has no connection now; nil while it listens.
-    var unavailability: String? { problem.withLock { $0 } }
+    /// Why the listener has no connection now, or why it is not trusted (no answer for longer
+    /// than `unavailableAfter`: a link gone silent sends no error); nil while it listens.
+    var unavailability: String? {
+        if let problem = problem.withLock({ $0 }) { return problem }
+        let silent = ContinuousClock.now - lastAnswer.withLock { $0 }
+        guard silent > silenceLimit else { return nil }
+        let seconds = Double(silent.components.seconds) + Double(silent.components.attoseconds) / 1e18
+        return "no answer from the database for \(String(format: "%.1f", seconds)) s"
+    }
+
+    private func heard() {
+        lastAnswer.withLock { $0 = .now }
+    }
 
     func follow(_ handler: @escaping @Sendable (ChangeNotice) -> Void) {
         self.handler.set(handler)
@@ -76,7 +91,7 @@ final class PostgresListener: Sendable {
             do throws(StoreError) {
                 connection = try PGConnection(
                     target: target, applicationName: "\(configuration.applicationName)-listener",
-                    timeout: configuration.statementTimeout)
+                    timeout: configuration.answerTimeout)
                 try connection.query("LISTEN \(PostgresStatements.channel)")
                 try connection.query("LISTEN \(PostgresStatements.presenceChannel)")
             } catch {
@@ -88,6 +103,7 @@ final class PostgresListener: Sendable {
                 continue
             }
             backoff = .milliseconds(50)
+            heard()
             problem.withLock { $0 = nil }
             statistics.withLock { statistics in
                 statistics.listenerUp = true
@@ -140,6 +156,7 @@ final class PostgresListener: Sendable {
                     return
                 }
                 guard connection.isHealthy else { return }
+                heard()
             }
             if ContinuousClock.now >= nextPoll {
                 nextPoll = ContinuousClock.now + configuration.pollInterval
@@ -149,6 +166,7 @@ final class PostgresListener: Sendable {
                 } catch {
                     return
                 }
+                heard()
                 deliver(.everything)
                 tick()
             }

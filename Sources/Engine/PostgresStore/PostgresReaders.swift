@@ -39,7 +39,7 @@ final class PostgresReaders: Sendable {
                             do throws(StoreError) {
                                 connection = try PGConnection(
                                     target: target, applicationName: "\(configuration.applicationName)-reader-\(index)",
-                                    timeout: configuration.statementTimeout)
+                                    timeout: configuration.answerTimeout)
                                 statistics.withLock { statistics in
                                     statistics.readersUp += 1
                                     if everConnected { statistics.reconnects += 1 }

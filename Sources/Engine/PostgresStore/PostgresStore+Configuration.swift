@@ -32,6 +32,12 @@ extension PostgresStore {
         /// The longest one round trip (or connecting) may take before the database counts as
         /// unreachable.
         public var statementTimeout: Duration = .seconds(10)
+        /// How long a write may wait for the database — queued, connecting, or in its round trip —
+        /// before it fails as unavailable (the gateway answers 503), and how long the listener may
+        /// go without an answer before the store reports itself unavailable (`/readyz` 503, new
+        /// writes refused at once). A silent link (no error, no FIN) is noticed only this way.
+        /// More than ``pollInterval``: the listener's periodic round trip proves the link alive.
+        public var unavailableAfter: Duration = .seconds(5)
         /// Name shown in `pg_stat_activity.application_name` (suffixed with the connection's role).
         public var applicationName: String = "jetstream"
         /// Milliseconds since 1970; replace it to test expiry with a manual clock.
@@ -52,8 +58,15 @@ extension PostgresStore {
                 throw .invalidArgument("idempotencyTTLMilliseconds must be ≥ 0")
             }
             guard pollInterval > .zero else { throw .invalidArgument("pollInterval must be > 0") }
+            guard unavailableAfter > pollInterval else {
+                throw .invalidArgument(
+                    "unavailableAfter (\(unavailableAfter)) must be more than pollInterval (\(pollInterval))")
+            }
             return self
         }
+
+        /// The round-trip bound of the connections a request waits on (writers, readers, listener).
+        var answerTimeout: Duration { min(statementTimeout, unavailableAfter) }
     }
 }
 

@@ -28,6 +28,7 @@ public final class PostgresStore: SharedChangeLogStore {
     private let writers: [PostgresWriter]
     let readers: PostgresReaders
     let listener: PostgresListener
+    private let waitBound: WriteWaitBound
     let presencePublisher: PostgresPresencePublisher
     /// This store's name in its presence texts (random per start; see PostgresStore+Presence.swift).
     public let presenceNodeID = String(UInt64.random(in: 1...UInt64.max), radix: 16)
@@ -68,6 +69,7 @@ public final class PostgresStore: SharedChangeLogStore {
             _ = expiryWriter.queue.enqueue(.expireIdempotencyRecords { _ in })
         }
         presencePublisher = PostgresPresencePublisher(target: target, configuration: configuration, logger: logger)
+        waitBound = WriteWaitBound(queues: writers.map(\.queue), limit: configuration.unavailableAfter)
         logger.info("PostgreSQL store open", metadata: ["database": "\(target)"])
     }
 
@@ -76,6 +78,7 @@ public final class PostgresStore: SharedChangeLogStore {
     /// Commits what is queued, then closes every connection. Later calls fail with ``StoreError/closed``.
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        waitBound.cancel()
         listener.close()
         presencePublisher.close()
         for writer in writers { writer.close() }
@@ -85,7 +88,8 @@ public final class PostgresStore: SharedChangeLogStore {
     /// Counters: batches, operations, notifications, connections up.
     public var statistics: SharedStoreStatistics { statisticsState.withLock { $0 } }
 
-    /// Why the store cannot serve now (the listener's connection is down), nil when it can.
+    /// Why the store cannot serve now (the listener's connection is down, or the database has not
+    /// answered it for `unavailableAfter`), nil when it can.
     public var unavailability: String? { listener.unavailability }
 
     // MARK: Following other nodes
@@ -135,6 +139,11 @@ public final class PostgresStore: SharedChangeLogStore {
 
     private func submit(_ operation: WriteOperation, scope: String) {
         // Never on the caller's thread: callers append while holding their own locks.
+        // A database known to be out of reach refuses at once rather than after the bound.
+        if let reason = listener.unavailability {
+            DispatchQueue.global().async { operation.fail(.unavailable(reason)) }
+            return
+        }
         if !writer(for: scope).queue.enqueue(operation) { DispatchQueue.global().async { operation.fail(.closed) } }
     }
 

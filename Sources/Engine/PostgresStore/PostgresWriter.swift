@@ -77,7 +77,7 @@ private final class WriterSession {
     func connected() throws(StoreError) -> PGConnection {
         if let connection, connection.isHealthy { return connection }
         if connection != nil { disconnect() }
-        let made = try PGConnection(target: target, applicationName: name, timeout: configuration.statementTimeout)
+        let made = try PGConnection(target: target, applicationName: name, timeout: configuration.answerTimeout)
         try made.prepare(PostgresStatements.writes)
         connection = made
         statistics.withLock { statistics in
@@ -138,7 +138,7 @@ private final class WriterSession {
         // Rows are locked in name order on every node, so two nodes' batches never deadlock.
         let order = operations.indices.sorted { operations[$0].scopeName < operations[$1].scopeName }
         let notice = ChangeNotice.changed(order.compactMap { operations[$0].announcement })
-        let deadline = ContinuousClock.now + configuration.statementTimeout
+        let deadline = ContinuousClock.now + configuration.answerTimeout
         try connection.enterPipeline()
         try connection.send(sql: "BEGIN", [])
         for index in order {
@@ -183,6 +183,10 @@ private final class WriterSession {
     private func runMaintenance(_ operation: WriteOperation) {
         do throws(StoreError) {
             let connection = try connected()
+            // Maintenance may take long on a large backlog and nobody waits for it: the statement
+            // timeout, not the writes' bound.
+            connection.timeout = configuration.statementTimeout
+            defer { connection.timeout = configuration.answerTimeout }
             switch operation {
             case .applyRetention(let completion):
                 let result = try connection.query(

@@ -206,11 +206,27 @@ public final class ScopeEngine: Sendable {
     public func readinessProblem() async -> String? {
         if isDraining { return "the gateway is draining for shutdown" }
         if let reason = store.unavailability { return reason }
-        do {
-            _ = try await store.listScopes(after: nil, limit: 1)
-            return nil
-        } catch {
-            return "the store does not answer: \(error)"
+        // Bounded: a store that does not answer makes the node not ready, never a hanging probe.
+        // The read itself is left to finish (or fail) on its own.
+        let store = self.store
+        let answer = OnceAnswer<String?>()
+        return await withCheckedContinuation { continuation in
+            answer.setWaiter(continuation)
+            Task {
+                do {
+                    _ = try await store.listScopes(after: nil, limit: 1)
+                    answer.settle(nil)
+                } catch {
+                    answer.settle("the store does not answer: \(error)")
+                }
+            }
+            Task {
+                try? await Task.sleep(for: Self.readinessBound)
+                answer.settle("the store did not answer within \(Self.readinessBound)")
+            }
         }
     }
+
+    /// How long `/readyz` waits for the store's answer.
+    static let readinessBound: Duration = .seconds(3)
 }

@@ -8,6 +8,8 @@ import Synchronization
 package final class CommitQueue<Operation: Sendable>: Sendable {
     private struct State {
         var pending: [Operation] = []
+        /// When each pending operation was queued (same order as `pending`).
+        var queuedAt: [ContinuousClock.Instant] = []
         var paused = false
         var closed = false
     }
@@ -22,6 +24,7 @@ package final class CommitQueue<Operation: Sendable>: Sendable {
         let accepted = state.withLock { state in
             guard !state.closed else { return false }
             state.pending.append(operation)
+            state.queuedAt.append(.now)
             return true
         }
         if accepted { wakeup.signal() }
@@ -37,6 +40,7 @@ package final class CommitQueue<Operation: Sendable>: Sendable {
                     let count = min(limit, state.pending.count)
                     let batch = Array(state.pending.prefix(count))
                     state.pending.removeFirst(count)
+                    state.queuedAt.removeFirst(count)
                     return .some(batch)
                 }
                 if state.closed, state.pending.isEmpty { return .some(nil) }
@@ -53,6 +57,31 @@ package final class CommitQueue<Operation: Sendable>: Sendable {
     }
 
     package var pendingCount: Int { state.withLock { $0.pending.count } }
+
+    /// Removes and returns the operations queued before `instant` (the oldest first; they are at
+    /// the front), so that they are never taken: the caller fails them. PostgreSQL's writers use
+    /// it to bound how long a write waits for an unreachable database.
+    package func removeQueued(before instant: ContinuousClock.Instant) -> [Operation] {
+        state.withLock { state in
+            let count = state.queuedAt.prefix { $0 < instant }.count
+            guard count > 0 else { return [] }
+            let removed = Array(state.pending.prefix(count))
+            state.pending.removeFirst(count)
+            state.queuedAt.removeFirst(count)
+            return removed
+        }
+    }
+
+    /// Removes and returns every queued operation.
+    package func removeAll() -> [Operation] {
+        state.withLock { state in
+            defer {
+                state.pending = []
+                state.queuedAt = []
+            }
+            return state.pending
+        }
+    }
 
     package var isEmpty: Bool { pendingCount == 0 }
 

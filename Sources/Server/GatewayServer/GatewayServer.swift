@@ -53,6 +53,7 @@ public final class GatewayServer: Sendable {
             storeConfiguration.idempotencyTTLMilliseconds = idempotencyTTL
             storeConfiguration.writerConnections = configuration.databaseWriters
             storeConfiguration.pollInterval = configuration.databasePollInterval
+            storeConfiguration.unavailableAfter = configuration.databaseTimeout
             return try PostgresStore(url: url, configuration: storeConfiguration, logger: logger)
         }
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)

@@ -29,6 +29,9 @@ public struct GatewayServerConfiguration: Sendable {
     /// How often a node on a shared database compares every scope's version (a safety net for a
     /// lost notification).
     public var databasePollInterval: Duration = .seconds(2)
+    /// How long a write may wait for the shared database before it is answered 503, and how long
+    /// the node may go without an answer from it before it is not ready.
+    public var databaseTimeout: Duration = .seconds(5)
     /// How often a change set that lost a version race to another node is validated again and
     /// retried before it is answered 503 (races are rare when the proxy routes by scope; on one
     /// scope written through several nodes at once they are constant).

@@ -9,6 +9,7 @@ extension ServeCommand {
         let serve: [(key: String, value: any Sendable)] = [
             ("host", host), ("port", port), ("data-dir", dataDir), ("database-url", redactedDatabaseURL),
             ("database-writers", databaseWriters), ("database-poll-interval", databasePollInterval),
+            ("database-timeout", databaseTimeout),
             ("schema", schema ?? ""),
             ("heartbeat-interval", heartbeatInterval), ("history-limit", historyLimit),
             ("resume-buffer", resumeBuffer), ("snapshot-interval", snapshotInterval),

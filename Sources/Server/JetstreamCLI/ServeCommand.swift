@@ -51,6 +51,11 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var databasePollInterval = EnvironmentDefault.value("JETSTREAM_DATABASE_POLL_INTERVAL", 2.0)
     @Option(
+        help:
+            "Seconds a write may wait for the database before it is answered 503, and without an answer from it before the node is not ready (more than the poll interval). [JETSTREAM_DATABASE_TIMEOUT]"
+    )
+    var databaseTimeout = EnvironmentDefault.value("JETSTREAM_DATABASE_TIMEOUT", 5.0)
+    @Option(
         name: .customLong("schema"),
         help: "Model schema file (YAML or JSON); the demo schema when absent. [JETSTREAM_SCHEMA]")
     var schemaFlag: String?
@@ -143,6 +148,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxConnections >= -1 else { throw ValidationError("--max-connections must be ≥ 0") }
         guard (1...64).contains(databaseWriters) else { throw ValidationError("--database-writers must be 1…64") }
         guard databasePollInterval > 0 else { throw ValidationError("--database-poll-interval must be positive") }
+        guard databaseTimeout > databasePollInterval else {
+            throw ValidationError(
+                "--database-timeout (\(databaseTimeout) s) must be more than --database-poll-interval (\(databasePollInterval) s): the poll is what proves the link alive"
+            )
+        }
         try validateConfigFile()
     }
 
@@ -171,6 +181,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.databaseURL = databaseURL
         configuration.databaseWriters = databaseWriters
         configuration.databasePollInterval = .milliseconds(Int64((databasePollInterval * 1000).rounded()))
+        configuration.databaseTimeout = .milliseconds(Int64((databaseTimeout * 1000).rounded()))
         configuration.host = host
         configuration.port = port
         configuration.loops = loops
