@@ -5,11 +5,12 @@ healed and its `/readyz` hung too (docs/store.md, "When the database stops answe
 
 Checked here: each write to the cut-off node is answered `503 store-unavailable` with
 `Retry-After` (none hangs: a client timeout far above the bound would fail the test), its
-`/readyz` says 503 and why, the other node keeps accepting writes, and once the link heals the
-node is ready again by itself; keyed writes then retried are each in the log once, nothing
+`/readyz` says 503 and why, its streams end with `closing` and new ones are refused with 503, the
+other node keeps accepting writes, and once the link heals the node is ready again by itself; keyed writes then retried are each in the log once, nothing
 unacknowledged is half there, and subscribers on both nodes converge on the log."""
 from __future__ import annotations
 
+import json
 import threading
 
 import httpx
@@ -17,9 +18,11 @@ import pytest
 
 from cluster_helpers import (Budget, Cluster, Subscriber, Write, Writer, join_writers, settle_retries,
                              shape_set, start_subscribers, wait_until)
+from cluster_nginx import ClusterNginx, node_counters
 from fault_proxy import FaultProxy
 from gateway_helpers import new_uuid
 from gateway_server import GatewayServer
+from sse_stream import SSEStream
 from test_cluster_faults import converge
 
 pytestmark = pytest.mark.cluster
@@ -59,6 +62,11 @@ def post_all(node: GatewayServer, writes: list[Write]) -> None:
     for thread in threads:
         thread.join(timeout=CLIENT_TIMEOUT + 10)
     assert not any(thread.is_alive() for thread in threads)
+
+
+def stream_status(url: str, name: str) -> int:
+    with SSEStream(url, f"/v1/scopes/{name}/events", timeout=CLIENT_TIMEOUT) as opened:
+        return opened.status
 
 
 def readiness(node: GatewayServer) -> httpx.Response:
@@ -110,6 +118,19 @@ def test_a_node_cut_off_from_postgres_answers_503_and_heals_by_itself(two_nodes)
     assert late.tries[-1].status == 503, late.tries
     during.append(late)
 
+    # Its stream was closed with `closing` (reason store-unavailable) and resumed on the direct
+    # node; a new stream is refused with a 503 the proxy would pass on to another node.
+    on_cut = subscribers[0]
+    wait_until(lambda: any(e.type == "closing" and "store-unavailable" in e.data for e in list(on_cut.events))
+               and on_cut.connections[-1] == direct.url, 30, on_cut.describe)
+    refused = httpx.get(f"{cut.url}/v1/scopes/{name}/events", headers={"Accept": "text/event-stream"},
+                        timeout=CLIENT_TIMEOUT)
+    assert refused.status_code == 503 and "/problems/store-unavailable" in refused.text, refused.text
+    assert refused.headers.get("retry-after"), refused.headers
+    many = httpx.get(f"{cut.url}/v1/events", params={"scope": name}, headers={"Accept": "text/event-stream"},
+                     timeout=CLIENT_TIMEOUT)
+    assert many.status_code == 503, many.text
+
     # The other node served writes while this one was cut off.
     wait_until(lambda: sum(1 for w in list(writer.writes) if w.accepted) >= 5, 60,
                lambda: f"writes accepted by the direct node: {[w.tries for w in writer.writes][-3:]}")
@@ -126,3 +147,42 @@ def test_a_node_cut_off_from_postgres_answers_503_and_heals_by_itself(two_nodes)
     # Keyed writes refused during the cut are sent again with their keys: each lands once.
     settle_retries(cluster, writes)
     converge(cluster, {name: created}, {name: root}, writes, subscribers)
+
+
+def test_behind_the_shipped_nginx_a_cut_off_nodes_scopes_go_to_the_other_node(two_nodes, tmp_path):
+    """deploy/nginx/jetstream-cluster.conf: a scope routed to the node that lost its database is
+    served by the other node, streams and writes, until the link heals."""
+    cluster, cut, direct, proxy = two_nodes
+    nginx = ClusterNginx(tmp_path / "nginx", [cut.port, direct.port]).start()
+    client = httpx.Client(base_url=nginx.url, timeout=CLIENT_TIMEOUT)
+    try:
+        # A scope that the hash on its name sends to the cut-off node (half of them are).
+        routed = None
+        for _ in range(24):
+            name, state = cluster.create_canvas(direct)
+            before = node_counters(cut.url)[0]
+            assert client.get(f"/v1/scopes/{name}").status_code == 200
+            if node_counters(cut.url)[0] > before:
+                routed = (name, state["rootUUID"])
+                break
+        assert routed, "no scope of 24 was routed to the first node"
+        name, root = routed
+
+        proxy.black_hole()
+        # Once the node counts its database unavailable, it refuses new streams.
+        wait_until(lambda: stream_status(cut.url, name) == 503, 30, lambda: readiness(cut).text)
+        # Through nginx, the stream's request is passed on to the other node (the 503 is not the
+        # answer), and the node counts as failed for fail_timeout: the scope's writes follow.
+        with SSEStream(nginx.url, f"/v1/scopes/{name}/events", timeout=CLIENT_TIMEOUT) as opened:
+            assert opened.status == 200, opened.body
+        # A keyed write, retried after a 503 as a client does, lands on the other node.
+        write = Write(name, *shape_set(root, "through nginx"), new_uuid())
+        wait_until(lambda: write.post(client).status == 200, 30,
+                   lambda: f"{write.tries[-3:]}; requests per node {node_counters(cut.url)} "
+                           f"{node_counters(direct.url)}{cluster.logs(15)}")
+        assert all(t.status in (200, 503) for t in write.tries), write.tries
+        shapes = cluster.http(direct).get(f"/v1/scopes/{name}").json()
+        assert all(uuid in json.dumps(shapes) for uuid in write.uuids), shapes
+    finally:
+        client.close()
+        nginx.stop()

@@ -19,6 +19,7 @@ extension ScopeEngine {
         guard let shared = store as? any SharedChangeLogStore else { return false }
         let follower = ScopeFollower(engine: self)
         shared.follow { notice in follower.enqueue(notice) }
+        watchStoreOutages()
         return true
     }
 

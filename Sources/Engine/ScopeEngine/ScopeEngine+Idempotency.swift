@@ -77,6 +77,8 @@ extension ScopeEngine {
         _ submission: Submission, to handle: ScopeHandle, ifMatch: VersionCondition?, idempotency: IdempotencyKey,
         completion: @escaping @Sendable (SubmitOutcome) -> Void
     ) {
+        // Before the key's lookup in the store, which would wait for its deadline first.
+        if let refusal = outageRefusal() { return completion(refusal) }
         let key = idempotency.storageKey
         let registered = handle.runtime.withLock { $0.idempotencyInFlight.insert(key).inserted }
         guard registered else { return completion(.rejected(.idempotencyKeyInFlight(idempotency.key))) }

@@ -87,6 +87,13 @@ extension ScopeEngine {
         }
     }
 
+    /// A store known to be out of reach refuses a write at once rather than after its reads and
+    /// its append time out (docs/store.md, "When the database stops answering").
+    func outageRefusal() -> SubmitOutcome? {
+        guard let reason = store.unavailability else { return nil }
+        return .rejected(.store(.unavailable(reason)))
+    }
+
     /// The fragment count is checked once, here, before anything is applied.
     static func shapeError(_ changeSet: ChangeSet, limits: Limits) -> ScopeError? {
         if changeSet.count == 0 { return .emptyChangeSet }
@@ -128,6 +135,8 @@ extension ScopeEngine {
         _ submission: Submission, to handle: ScopeHandle, ifMatch: VersionCondition?, idempotency: IdempotencyKey?,
         attempt: Int = 0, judgedAtStoreHead: Bool = false, completion: @escaping @Sendable (SubmitOutcome) -> Void
     ) {
+        // A cold copy would otherwise wait for its catch-up read to time out first.
+        if attempt == 0, let refusal = outageRefusal() { return completion(refusal) }
         var unchangedAt: Int?
         var coldCopy = false
         let rejection: ScopeError? = handle.runtime.withLock { runtime in

@@ -12,6 +12,7 @@ extension Gateway {
                 if let accept = request.headerFields[.accept], !Self.acceptsEventStream(accept) {
                     throw Problem(.notAcceptable, detail: "this resource is text/event-stream; Accept is \(accept)")
                 }
+                if let refusal = Self.outageRefusal(engine) { throw refusal }
                 return try Problem.mapping { () throws(ScopeError) in
                     try engine.existingHandle(context.parameters["name"] ?? "")
                 }
@@ -35,6 +36,14 @@ extension Gateway {
     }
 
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
+
+    /// A node whose shared store stopped answering opens no stream: it could not publish a new
+    /// version. The 503 sends the client elsewhere (the shipped proxy passes the request to the
+    /// next node) or makes it back off.
+    static func outageRefusal(_ engine: ScopeEngine) -> Problem? {
+        guard let reason = engine.storeUnavailability else { return nil }
+        return Problem(.storeUnavailable, detail: reason, headers: [.retryAfter: "1"])
+    }
 
     static func acceptsEventStream(_ accept: String) -> Bool {
         accept.split(separator: ",").contains { range in

@@ -16,6 +16,7 @@ extension Gateway {
                 if let accept = request.headerFields[.accept], !Self.acceptsEventStream(accept) {
                     throw Problem(.notAcceptable, detail: "this resource is text/event-stream; Accept is \(accept)")
                 }
+                if let refusal = Self.outageRefusal(engine) { throw refusal }
                 let asked = try Self.scopesAsked(in: request, limit: access.policy.maxScopesPerStream)
                 let lastEventID = request.headerFields[Self.lastEventID] ?? request.queryValue("lastEventId")
                 let positions = lastEventID.flatMap(ManyScopesEventID.decode) ?? [:]
