@@ -5,20 +5,19 @@ import JetstreamClient
 import JetstreamModel
 import Testing
 
-/// Latency compensation (docs/sync-protocol.md) against the real gateway, with Ada's POSTs
-/// delayed 500 ms by her transport so that what she sees before the server answers can be checked.
+/// Latency compensation (docs/sync-protocol.md) against the real gateway, with Ada's POSTs held
+/// by her transport until the test releases them, so that what she sees before the server answers
+/// can be checked however slow the machine is.
 @Suite("Latency compensation")
 @MainActor
 struct LatencyCompensationTests {
-    static let delay = Duration.milliseconds(500)
-
-    /// Ada (POSTs delayed) and Bob on a canvas that starts with the shapes `labels`.
+    /// Ada (POSTs held) and Bob on a canvas that starts with the shapes `labels`.
     static func canvas(_ live: LiveHarness, labels: [String]) async throws -> (ada: Peer, bob: Peer) {
         try await live.seed(labels: labels)
         let ada = try await live.peer()
         let bob = try await live.peer()
         try await live.waitUntilConverged([ada, bob])
-        ada.transport.postDelay = delay
+        ada.transport.holdPosts()
         return (ada, bob)
     }
 
@@ -37,8 +36,9 @@ struct LatencyCompensationTests {
             #expect(ada.sync.pendingCount >= 1)
             #expect(ada.sync.version == versionBefore)
             let early = try await live.serverState()
-            #expect(try CanvasSnapshot(early).shapes[0].x == 0, "the server does not have it yet (POST delayed)")
+            #expect(try CanvasSnapshot(early).shapes[0].x == 0, "the server does not have it yet (POST held)")
             #expect(ada.sync.pendingCount >= 1, "still pending while the POST waits")
+            ada.transport.releasePosts()
 
             try await Poll.until("ada's change is confirmed (ada: \(ada.summary))") { ada.sync.pendingCount == 0 }
             #expect(ada.sync.version == versionBefore + 1)
@@ -91,7 +91,7 @@ struct LatencyCompensationTests {
             let (ada, bob) = try await Self.canvas(live, labels: ["doomed", "kept"])
             let doomed = ada.canvas.shapes[0]
             let kept = ada.canvas.shapes[1]
-            // Ada moves 'doomed' and relabels 'kept' in one set; her POST waits 500 ms.
+            // Ada moves 'doomed' and relabels 'kept' in one set; her POST is held.
             ada.scope.modify {
                 doomed.x = 500
                 kept.label = "relabelled by ada"
@@ -107,6 +107,7 @@ struct LatencyCompensationTests {
             #expect(kept.label == "kept", "the relabel springs back with the rest of the set")
             #expect(ada.sync.pendingCount == 1, "still pending: the server has not answered")
             #expect(ada.rejections.isEmpty)
+            ada.transport.releasePosts()
 
             try await Poll.until("the server refuses ada's set (ada: \(ada.summary))") { !ada.rejections.isEmpty }
             let rejection = try #require(ada.rejections.first)
@@ -153,6 +154,7 @@ struct LatencyCompensationTests {
             #expect(adasShape.label == "labelled by ada", "ada's pending label stays on top")
             #expect(ada.canvas.shapes.map(\.label) == ["bob's", "labelled by ada", "ada's"])
 
+            ada.transport.releasePosts()
             try await live.waitUntilConverged([ada, bob])
             let server = try CanvasSnapshot(try await live.serverState())
             #expect(server.shapes.map(\.label) == ["bob's", "labelled by ada", "ada's"])

@@ -7,7 +7,7 @@ import Synchronization
 import FoundationNetworking
 #endif
 
-/// ``URLSessionTransport`` with faults injected on demand; the server stays real. It can delay
+/// ``URLSessionTransport`` with faults injected on demand; the server stays real. It can hold
 /// POSTs (so a local change is seen before the server has it), fail requests before they are
 /// sent or lose their answers after the server acted on them, fail new event streams, and cut
 /// the open ones (they end with an error, as a dropped connection does). It also records what
@@ -15,7 +15,8 @@ import FoundationNetworking
 ///
 /// ```swift
 /// let transport = FaultyTransport()
-/// transport.postDelay = .milliseconds(500)
+/// transport.holdPosts()          // … check what the client shows before the server answers
+/// transport.releasePosts()
 /// transport.cutStreams()
 /// ```
 final class FaultyTransport: HTTPTransport {
@@ -23,7 +24,10 @@ final class FaultyTransport: HTTPTransport {
     private let state = Mutex(State())
 
     private struct State {
-        var postDelay: Duration = .zero
+        /// POSTs wait here while held (``holdPosts()``), until ``releasePosts()``.
+        var postsHeld = false
+        var heldPosts: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextHeldPost = 0
         var failingRequests = 0
         var losingAnswers = 0
         var failingStreams = 0
@@ -37,13 +41,47 @@ final class FaultyTransport: HTTPTransport {
         var sentKeys: Set<String> = []
     }
 
-    /// Every POST waits this long before it is sent.
-    var postDelay: Duration {
-        get { state.withLock { $0.postDelay } }
-        set { state.withLock { $0.postDelay = newValue } }
+    /// The next `count` requests (not streams) fail before they reach the server.
+    /// From now on every POST waits before it is sent, until ``releasePosts()``: what a client
+    /// shows before the server answers can be checked however slow the machine is (a fixed delay
+    /// could run out first).
+    func holdPosts() {
+        state.withLock { $0.postsHeld = true }
     }
 
-    /// The next `count` requests (not streams) fail before they reach the server.
+    /// Sends every held POST (and those to come) on their way.
+    func releasePosts() {
+        let held = state.withLock { state in
+            state.postsHeld = false
+            defer { state.heldPosts = [:] }
+            return Array(state.heldPosts.values)
+        }
+        for post in held { post.resume() }
+    }
+
+    /// POSTs waiting in ``holdPosts()``.
+    var heldPostCount: Int { state.withLock { $0.heldPosts.count } }
+
+    /// Waits while POSTs are held; a cancelled request goes on at once (a stopped sync).
+    private func waitWhileHeld() async {
+        let id = state.withLock { state in
+            state.nextHeldPost += 1
+            return state.nextHeldPost
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (post: CheckedContinuation<Void, Never>) in
+                let waits = state.withLock { state in
+                    guard state.postsHeld, !Task.isCancelled else { return false }
+                    state.heldPosts[id] = post
+                    return true
+                }
+                if !waits { post.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.heldPosts.removeValue(forKey: id) }?.resume()
+        }
+    }
+
     func failRequests(_ count: Int) {
         state.withLock { $0.failingRequests = count }
     }
@@ -124,14 +162,14 @@ final class FaultyTransport: HTTPTransport {
     var sentKeys: Set<String> { state.withLock { $0.sentKeys } }
 
     func data(for request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-        let (delay, fail) = state.withLock { state in
+        let fail = state.withLock { state in
             let query = request.url?.query.map { "?\($0)" } ?? ""
             state.requestLines.append("\(request.httpMethod ?? "GET") \(request.url?.path ?? "")\(query)")
             if let key = request.value(forHTTPHeaderField: "Idempotency-Key") { state.sentKeys.insert(key) }
             defer { state.failingRequests = max(0, state.failingRequests - 1) }
-            return (request.httpMethod == "POST" ? state.postDelay : .zero, state.failingRequests > 0)
+            return state.failingRequests > 0
         }
-        if delay > .zero { try await Task.sleep(for: delay) }
+        if request.httpMethod == "POST" { await waitWhileHeld() }
         if fail { throw URLError(.networkConnectionLost) }
         let (data, response) = try await inner.data(for: request)
         let lose = state.withLock { state in
