@@ -33,8 +33,10 @@ final class PostgresWriter: Sendable {
                 name: "\(configuration.applicationName)-writer-\(index)")
             // Connected before the first write needs it (a failure here is retried by that write).
             _ = try? session.connected()
-            while let batch = queue.takeBatch(limit: configuration.maximumBatchSize) {
-                session.commit(batch)
+            while let (batch, oldest) = queue.takeBatchWithAge(limit: configuration.maximumBatchSize) {
+                // A write waits at most `unavailableAfter` in all: queued, then connecting and
+                // in its round trip (`WriteWaitBound` looks after it only while it is queued).
+                session.commit(batch, until: oldest + configuration.unavailableAfter)
             }
             session.disconnect()
         }
@@ -74,11 +76,16 @@ private final class WriterSession {
         self.name = name
     }
 
-    func connected() throws(StoreError) -> PGConnection {
+    /// The connection, made now if there is none (connecting and preparing by `deadline` when
+    /// given, else within the answer timeout).
+    func connected(until deadline: ContinuousClock.Instant? = nil) throws(StoreError) -> PGConnection {
         if let connection, connection.isHealthy { return connection }
         if connection != nil { disconnect() }
-        let made = try PGConnection(target: target, applicationName: name, timeout: configuration.answerTimeout)
+        let budget = deadline.map { max($0 - ContinuousClock.now, .milliseconds(1)) } ?? configuration.answerTimeout
+        let made = try PGConnection(
+            target: target, applicationName: name, timeout: min(budget, configuration.answerTimeout))
         try made.prepare(PostgresStatements.writes)
+        made.timeout = configuration.answerTimeout
         connection = made
         statistics.withLock { statistics in
             statistics.writersUp += 1
@@ -94,18 +101,24 @@ private final class WriterSession {
         statistics.withLock { $0.writersUp -= 1 }
     }
 
-    func commit(_ batch: [WriteOperation]) {
+    func commit(_ batch: [WriteOperation], until deadline: ContinuousClock.Instant) {
         let rowOperations = batch.filter(\.locksScopeRow)
-        if !rowOperations.isEmpty { commitPipelined(rowOperations) }
+        if !rowOperations.isEmpty { commitPipelined(rowOperations, until: deadline) }
         for operation in batch where !operation.locksScopeRow { runMaintenance(operation) }
     }
 
     /// The row operations of a batch in one transaction; if the transaction fails for another
     /// reason than a lost connection (which fails them all: their outcome is unknown), each is
     /// tried again alone, so one bad operation cannot take the others down.
-    private func commitPipelined(_ operations: [WriteOperation]) {
+    private func commitPipelined(_ operations: [WriteOperation], until deadline: ContinuousClock.Instant) {
+        // Waited their whole bound already (the sweep had not come yet): failed unsent.
+        guard ContinuousClock.now < deadline else {
+            let waited = configuration.unavailableAfter
+            for operation in operations { operation.fail(.unavailable("no answer from the database within \(waited)")) }
+            return
+        }
         do throws(StoreError) {
-            let outcomes = try runTransaction(operations)
+            let outcomes = try runTransaction(operations, until: deadline)
             for (operation, outcome) in zip(operations, outcomes) { operation.complete(outcome) }
             statistics.withLock { statistics in
                 statistics.batches += 1
@@ -125,20 +138,27 @@ private final class WriterSession {
                 return
             }
             logger.warning("batch failed; committing its operations one by one", metadata: ["error": "\(error)"])
-            for operation in operations { commitPipelined([operation]) }
+            // Each alone gets a round trip of its own: the batch's failure was an answer, not silence.
+            for operation in operations {
+                commitPipelined([operation], until: ContinuousClock.now + configuration.answerTimeout)
+            }
         }
     }
 
     /// `BEGIN`, the calls, `COMMIT`, the notification, `Sync` — one round trip. Returns each
     /// operation's outcome (a refusal such as a version conflict is an outcome, not a failure).
-    private func runTransaction(_ operations: [WriteOperation]) throws(StoreError) -> [Result<Int64, StoreError>] {
-        let connection = try connected()
+    private func runTransaction(
+        _ operations: [WriteOperation], until batchDeadline: ContinuousClock.Instant
+    ) throws(StoreError) -> [Result<Int64, StoreError>] {
+        // One bound for connecting (when the last connection was lost) and the round trip: these
+        // operations left the queue, so `WriteWaitBound` no longer looks after them.
+        let deadline = min(batchDeadline, ContinuousClock.now + configuration.answerTimeout)
+        let connection = try connected(until: deadline)
         let now = configuration.clock()
         let freshAfter = now - configuration.idempotencyTTLMilliseconds
         // Rows are locked in name order on every node, so two nodes' batches never deadlock.
         let order = operations.indices.sorted { operations[$0].scopeName < operations[$1].scopeName }
         let notice = ChangeNotice.changed(order.compactMap { operations[$0].announcement })
-        let deadline = ContinuousClock.now + configuration.answerTimeout
         try connection.enterPipeline()
         try connection.send(sql: "BEGIN", [])
         for index in order {

@@ -58,6 +58,28 @@ package final class CommitQueue<Operation: Sendable>: Sendable {
 
     package var pendingCount: Int { state.withLock { $0.pending.count } }
 
+    /// ``takeBatch(limit:)``, with when the oldest operation of the batch was queued.
+    package func takeBatchWithAge(limit: Int) -> (batch: [Operation], oldest: ContinuousClock.Instant)? {
+        while true {
+            let taken: (batch: [Operation], oldest: ContinuousClock.Instant)?? = state.withLock { state in
+                if !state.paused, !state.pending.isEmpty {
+                    let count = min(limit, state.pending.count)
+                    let taken = (Array(state.pending.prefix(count)), state.queuedAt[0])
+                    state.pending.removeFirst(count)
+                    state.queuedAt.removeFirst(count)
+                    return .some(taken)
+                }
+                if state.closed, state.pending.isEmpty { return .some(nil) }
+                return nil
+            }
+            if let taken {
+                if taken == nil { wakeup.signal() }
+                return taken
+            }
+            wakeup.wait()
+        }
+    }
+
     /// Removes and returns the operations queued before `instant` (the oldest first; they are at
     /// the front), so that they are never taken: the caller fails them. PostgreSQL's writers use
     /// it to bound how long a write waits for an unreachable database.
