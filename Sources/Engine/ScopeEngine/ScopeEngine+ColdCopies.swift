@@ -18,7 +18,12 @@ extension ScopeEngine {
     /// `deleted`) and scopes not hosted always go to a round.
     func isSettledWithoutCatchUp(_ entry: ScopeVersion) -> Bool {
         guard !entry.deleted, entry.version > 0, let hosted = handle(named: entry.name) else { return false }
-        return Int(entry.version) <= hosted.version || leaveBehindIfCold(hosted, announced: Int(entry.version))
+        if Int(entry.version) <= hosted.version { return true }
+        // A version this node is committing itself is published by its own completion, which the
+        // notice can overtake: noting it here would make the copy look behind for that moment
+        // (and a stream opening then would take the catch-up path). The round looks later.
+        guard hosted.runtime.withLock({ $0.staged.isEmpty }) else { return false }
+        return leaveBehindIfCold(hosted, announced: Int(entry.version))
     }
 
     /// Notes that the shared store holds `announced` for the hosted scope of `handle`, and says
