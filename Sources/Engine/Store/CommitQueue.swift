@@ -34,26 +34,7 @@ package final class CommitQueue<Operation: Sendable>: Sendable {
     /// Blocks until operations are pending and commits are not paused, then returns up to `limit` of them
     /// in submission order; `nil` once the queue is closed and drained.
     package func takeBatch(limit: Int) -> [Operation]? {
-        while true {
-            let batch: [Operation]?? = state.withLock { state in
-                if !state.paused, !state.pending.isEmpty {
-                    let count = min(limit, state.pending.count)
-                    let batch = Array(state.pending.prefix(count))
-                    state.pending.removeFirst(count)
-                    state.queuedAt.removeFirst(count)
-                    return .some(batch)
-                }
-                if state.closed, state.pending.isEmpty { return .some(nil) }
-                return nil
-            }
-            if let batch {
-                // Several consumers may wait on one queue (the PostgreSQL readers): the one that
-                // sees it closed passes the wake-up on, so every consumer ends.
-                if batch == nil { wakeup.signal() }
-                return batch
-            }
-            wakeup.wait()
-        }
+        takeBatchWithAge(limit: limit)?.batch
     }
 
     package var pendingCount: Int { state.withLock { $0.pending.count } }
@@ -73,6 +54,8 @@ package final class CommitQueue<Operation: Sendable>: Sendable {
                 return nil
             }
             if let taken {
+                // Several consumers may wait on one queue (the PostgreSQL readers): the one that
+                // sees it closed passes the wake-up on, so every consumer ends.
                 if taken == nil { wakeup.signal() }
                 return taken
             }
