@@ -19,8 +19,10 @@ public final class TestSocket {
                 connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
+        // Every stored property is set: a throw runs deinit, which closes the descriptor. Closing
+        // it here too closed it twice, and the second close could take a descriptor another
+        // thread had just opened (a PostgreSQL connection failed with "Bad file descriptor").
         guard result == 0 else {
-            close(descriptor)
             throw Failure(description: "connect to 127.0.0.1:\(port) failed: errno \(errno)")
         }
     }
@@ -37,8 +39,7 @@ public final class TestSocket {
                 connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
-        guard result == 0 else {
-            close(descriptor)
+        guard result == 0 else {  // deinit closes the descriptor, as above
             throw Failure(description: "connect to \(unixPath) failed: errno \(errno)")
         }
     }
