@@ -38,6 +38,13 @@ final class PGResult {
             if state.isEmpty || state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03" {
                 throw .unavailable(message.isEmpty ? "\(operation) failed" : message)
             }
+            // 25006: a standby, or a primary still in recovery. It may be promoted later: not a
+            // fault of the statement, and the fix is in the connection string.
+            if state == "25006" {
+                throw .unavailable(
+                    "\(message) — this database server is read-only (a standby?): name its primary, or list "
+                        + "every server in --database-url with target_session_attrs=read-write")
+            }
             throw .postgres(operation: operation, sqlState: state, message: message)
         }
     }
