@@ -12,6 +12,18 @@ upstream on 127.0.0.1, and the faults below are applied to the bytes in between.
         proxy.drop_randomly(0.2, seed=7)
         proxy.stats.accepted
 
+Run as a program, it is one proxy for another process (the Swift and JavaScript client tests start
+it as a child), faults fixed by flags:
+
+    python3 Tests/gateway/fault_proxy.py --upstream 127.0.0.1:8080 \
+        [--latency S] [--jitter S] [--drop P] [--drop-within S] [--seed N] [--max-drops N]
+
+It listens on a free port of 127.0.0.1 and prints one line, `fault proxy listening on
+127.0.0.1:PORT`, once connections can come. It runs until SIGTERM or SIGINT, or until its stdin
+ends: a parent that keeps the write end of a pipe open and dies takes the proxy with it (so
+stdin from /dev/null stops it at once). Then it closes and prints its final `stats` as one line
+of JSON (`{"accepted": …, "dropped": …}`), and exits 0, or 1 if its thread had died of an error.
+
 How it works: one daemon thread (named `fault-proxy-<port>`) runs a selector loop over the
 listening socket and every proxied connection; there is no per-connection thread and no busy
 loop (the loop sleeps in `select` until a socket is ready or a delayed chunk falls due). The
@@ -38,9 +50,11 @@ Faults:
   bytes through.
 - `reset_all()`: every open connection is closed now with RST (SO_LINGER 0) on both sides. A
   one-off: later connections are not affected.
-- `drop_randomly(probability, seed=None, within=1.0)`: each connection accepted from now on is,
-  with that probability, reset (both sides, RST) at a uniformly random time in [0, within)
-  seconds after it was accepted. `drop_randomly(0)` stops choosing new victims.
+- `drop_randomly(probability, seed=None, within=1.0, at_most=None)`: each connection accepted
+  from now on is, with that probability, reset (both sides, RST) at a uniformly random time in
+  [0, within) seconds after it was accepted (unless it ended before). With `at_most`, no more
+  than that many connections are dropped from now on, so a test that needs its clients to get
+  through in the end can bound the damage. `drop_randomly(0)` stops choosing new victims.
 
 Without faults the proxy is transparent: a FIN from one side is forwarded as a FIN to the other
 after the bytes before it (half-closed connections work), the connection ends when both
@@ -48,23 +62,30 @@ directions have ended, and an RST or error on one side resets the other (an upst
 refuses the connection resets the client).
 
 `stats` is a snapshot: connections accepted and open, bytes forwarded each way, bytes swallowed,
-connections reset by the proxy (by any cause, including errors on one side). `close()` closes
+connections reset by the proxy (by any cause, including errors on one side), and among them those
+reset by a random drop (`dropped`: a test can check its faults really happened). `close()` closes
 every socket and joins the thread (within 5 s), and raises if that thread had died of an error
 (a bug here must not pass for a fault); it is idempotent, and the proxy is a context manager.
 Only IPv4 loopback addresses are used.
 """
 from __future__ import annotations
 
+import argparse
 import collections
 import dataclasses
 import errno
 import heapq
 import ipaddress
 import itertools
+import json
+import os
 import random
+import select
 import selectors
+import signal
 import socket
 import struct
+import sys
 import threading
 import time
 from typing import Any, Callable
@@ -92,6 +113,7 @@ class Stats:
     bytes_down: int = 0  # forwarded upstream → client
     swallowed: int = 0  # dropped by a black hole, either direction
     resets: int = 0  # connections the proxy ended with RST
+    dropped: int = 0  # of those, ended by a random drop (drop_randomly)
 
 
 class _Link:
@@ -138,6 +160,7 @@ class FaultProxy:
         self._drop_probability = 0.0
         self._drop_within = 1.0
         self._drop_rng = random.Random()
+        self._drops_left: int | None = None  # None: no bound
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -249,13 +272,14 @@ class FaultProxy:
         return self._call(apply)
 
     def drop_randomly(self, probability: float, seed: int | None = None,
-                      within: float = 1.0) -> None:
-        if not 0.0 <= probability <= 1.0 or within <= 0:
-            raise ValueError("probability in [0, 1], within > 0 seconds")
+                      within: float = 1.0, at_most: int | None = None) -> None:
+        if not 0.0 <= probability <= 1.0 or within <= 0 or (at_most is not None and at_most < 0):
+            raise ValueError("probability in [0, 1], within > 0 seconds, at_most ≥ 0")
 
         def apply() -> None:
             self._drop_probability, self._drop_within = float(probability), float(within)
             self._drop_rng = random.Random(seed)
+            self._drops_left = at_most
         self._call(apply)
 
     # --- hand-off to the proxy's thread ----------------------------------------------------
@@ -352,7 +376,8 @@ class FaultProxy:
             if refused:
                 self._reset(link)
                 continue
-            if self._drop_probability and self._drop_rng.random() < self._drop_probability:
+            if (self._drop_probability and self._drops_left != 0
+                    and self._drop_rng.random() < self._drop_probability):
                 link.doom = time.monotonic() + self._drop_rng.uniform(0.0, self._drop_within)
                 heapq.heappush(self._timers, (link.doom, next(self._seq), link, _DOOM))
             self._interest(link)
@@ -448,8 +473,13 @@ class FaultProxy:
             if link.closed:
                 continue
             if kind == _DOOM:
-                if link.doom == due:
+                # The bound is checked when a drop falls due, not when it is chosen: a chosen
+                # connection that ended by itself first must not use up the budget.
+                if link.doom == due and self._drops_left != 0:
                     self._reset(link)
+                    self._bump(dropped=1)
+                    if self._drops_left is not None:
+                        self._drops_left -= 1
                 continue
             if link.timer[kind] == due:
                 link.timer[kind] = None
@@ -513,3 +543,103 @@ class FaultProxy:
         self._listener.close()
         self._wake_r.close()
         self._wake_w.close()
+
+
+# --- command line -------------------------------------------------------------------------------
+
+
+def _upstream(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    try:
+        if not sep or not ipaddress.IPv4Address(host).is_loopback or not 0 < int(port) < 65536:
+            raise ValueError
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"an IPv4 loopback HOST:PORT, not {text!r}") from None
+    return host, int(port)
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="fault_proxy.py",
+        description="A TCP fault proxy on a free port of 127.0.0.1 in front of --upstream. Prints "
+        "'fault proxy listening on 127.0.0.1:PORT' when ready, runs until SIGTERM, SIGINT or the "
+        "end of stdin, then prints its stats as one JSON line.")
+    parser.add_argument("--upstream", required=True, type=_upstream, metavar="HOST:PORT",
+                        help="where connections go (IPv4 loopback)")
+    parser.add_argument("--latency", type=float, default=0.0, metavar="S",
+                        help="seconds each chunk is held, each direction (default 0)")
+    parser.add_argument("--jitter", type=float, default=0.0, metavar="S",
+                        help="± seconds of uniform jitter on the latency; never reorders bytes")
+    parser.add_argument("--drop", type=float, default=0.0, metavar="P",
+                        help="probability that a new connection is reset (RST, both sides)")
+    parser.add_argument("--drop-within", type=float, default=1.0, metavar="S",
+                        help="a dropped connection is reset within S seconds of its accept "
+                        "(uniform; default 1)")
+    parser.add_argument("--max-drops", type=int, metavar="N",
+                        help="drop no more than N connections in all (default: no bound)")
+    parser.add_argument("--seed", type=int, metavar="N",
+                        help="seed of the jitter and the drops (default: random)")
+    args = parser.parse_args(argv)
+    if args.latency < 0 or args.jitter < 0:
+        parser.error("--latency and --jitter are durations, ≥ 0")
+    if not 0.0 <= args.drop <= 1.0 or args.drop_within <= 0:
+        parser.error("--drop is a probability in [0, 1], --drop-within > 0 seconds")
+    if args.max_drops is not None and args.max_drops < 0:
+        parser.error("--max-drops is a count, ≥ 0")
+    return args
+
+
+def _wait_for_the_end(proxy: FaultProxy) -> None:
+    """Returns at SIGTERM or SIGINT, at the end of stdin, or when the proxy's thread died.
+
+    The signals only write to a wake-up pipe (no Python code runs in a handler while the main
+    thread waits), and select() rather than a selector watches stdin: epoll refuses regular files
+    and /dev/null, select does not.
+    """
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: None)  # the wake-up fd does the work
+    watched = [wake_r]
+    try:
+        if sys.stdin is not None:
+            watched.append(sys.stdin.fileno())
+    except (OSError, ValueError):
+        pass  # no stdin at all: only a signal ends the proxy
+    while proxy.error is None:
+        ready, _, _ = select.select(watched, [], [], 1.0)
+        if wake_r in ready:
+            return
+        if len(watched) > 1 and watched[1] in ready:
+            try:
+                if not os.read(watched[1], 65536):
+                    return
+            except OSError:
+                return
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    proxy = FaultProxy(upstream=args.upstream).start()
+    status = 0
+    try:
+        if args.latency or args.jitter:
+            proxy.set_latency(args.latency, jitter=args.jitter, seed=args.seed)
+        if args.drop:
+            proxy.drop_randomly(args.drop, seed=args.seed, within=args.drop_within,
+                                at_most=args.max_drops)
+        print(f"fault proxy listening on 127.0.0.1:{proxy.port}", flush=True)
+        _wait_for_the_end(proxy)
+    finally:
+        try:
+            proxy.close()
+        except RuntimeError as error:
+            print(f"fault proxy: {error}: {error.__cause__!r}", file=sys.stderr, flush=True)
+            status = 1
+        print(json.dumps(dataclasses.asdict(proxy.stats)), flush=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

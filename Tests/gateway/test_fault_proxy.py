@@ -3,8 +3,15 @@ clients that connect through it. Every wait is a bounded poll or a socket timeou
 asserted only from below (a fault must cost at least what it promises)."""
 from __future__ import annotations
 
+import json
 import os
+import pathlib
+import re
+import select
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -294,3 +301,94 @@ def test_close_frees_the_port_and_stops_the_thread(echo):
 def test_only_loopback_upstreams():
     with pytest.raises(ValueError):
         FaultProxy(upstream=("10.0.0.1", 5432))
+
+
+# --- the command line: one proxy for another process (the client tests start it as a child) ---
+
+SCRIPT = pathlib.Path(__file__).resolve().parent / "fault_proxy.py"
+LISTENING = re.compile(r"fault proxy listening on 127\.0\.0\.1:(\d+)\n")
+
+
+class CliProxy:
+    """`python3 fault_proxy.py ARGS` with stdin and stdout on pipes; `address` from its one line."""
+
+    def __init__(self, *args: str):
+        self.process = subprocess.Popen([sys.executable, str(SCRIPT), *args], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.first = self._line()
+        match = LISTENING.fullmatch(self.first)
+        assert match, f"the first line was {self.first!r}"
+        self.address = ("127.0.0.1", int(match[1]))
+
+    def _line(self) -> str:
+        ready, _, _ = select.select([self.process.stdout], [], [], BOUND)
+        assert ready, f"no line within {BOUND} s"
+        return self.process.stdout.readline().decode()
+
+    def finish(self) -> dict:
+        """Waits for the exit the test caused; returns the stats line, which must be the last."""
+        self.process.wait(timeout=BOUND)  # not communicate(): it flushes stdin, maybe closed
+        out, err = self.process.stdout.read(), self.process.stderr.read()
+        assert self.process.returncode == 0, f"exit {self.process.returncode}: {err.decode()}"
+        lines = out.decode().splitlines()
+        assert len(lines) == 1, f"one line after the first, the stats: {lines}"
+        return json.loads(lines[0])
+
+    def kill(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=BOUND)
+        for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
+            pipe.close()
+
+
+@pytest.fixture
+def cli():
+    started = []
+
+    def start(*args: str) -> CliProxy:
+        started.append(CliProxy(*args))
+        return started[-1]
+    yield start
+    for proxy in started:
+        proxy.kill()
+
+
+def test_cli_delays_by_its_flags_and_prints_its_stats_at_sigterm(echo, cli):
+    proxy = cli("--upstream", f"127.0.0.1:{echo.port}", "--latency", "0.05", "--jitter", "0.01",
+                "--seed", "4")
+    with socket.create_connection(proxy.address, timeout=BOUND) as sock:
+        started = time.monotonic()
+        assert round_trip(sock, b"ping") == b"ping"
+        assert time.monotonic() - started >= 0.08, "40 ms or more each way"
+    proxy.process.send_signal(signal.SIGTERM)
+    stats = proxy.finish()
+    assert stats == {"accepted": 1, "open": 0, "bytes_up": 4, "bytes_down": 4, "swallowed": 0,
+                     "resets": 0, "dropped": 0}
+
+
+def test_cli_drops_at_most_max_drops_and_stops_at_the_end_of_stdin(echo, cli):
+    proxy = cli("--upstream", f"127.0.0.1:{echo.port}", "--drop", "1", "--drop-within", "0.2",
+                "--max-drops", "2", "--seed", "5")
+    for _ in range(2):  # one after the other: each is chosen, and reset within 0.2 s
+        sock = connect_or_reset(proxy)
+        if sock:
+            with sock:
+                assert_reset(sock)
+    with socket.create_connection(proxy.address, timeout=BOUND) as spared:
+        assert round_trip(spared, b"third") == b"third"
+        assert_silent(spared)  # longer than --drop-within: the budget is spent, no reset came
+        assert round_trip(spared, b"alive") == b"alive"
+    proxy.process.stdin.close()
+    stats = proxy.finish()
+    assert (stats["accepted"], stats["dropped"], stats["resets"]) == (3, 2, 2), stats
+
+
+def test_cli_refuses_bad_flags_naming_them(cli):
+    for args, words in [(["--upstream", "10.0.0.1:5432"], "loopback"),
+                        (["--upstream", "127.0.0.1:1", "--drop", "1.5"], "--drop"),
+                        (["--upstream", "127.0.0.1:1", "--max-drops", "-1"], "--max-drops")]:
+        run = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True,
+                             timeout=BOUND, stdin=subprocess.DEVNULL)
+        assert run.returncode == 2 and words in run.stderr.decode(), (args, run)
+        assert run.stdout == b"", "no listening line for a proxy that never listened"
