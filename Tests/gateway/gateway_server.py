@@ -4,6 +4,8 @@ A `GatewayServer` owns one data directory; it can be started, stopped with SIGTE
 SIGKILL and started again on the same directory (and, for clients that reconnect to a fixed
 address such as a browser's EventSource, on the same port). With `JETSTREAM_TEST_STORE=postgres`
 its store is a PostgreSQL database named after that directory instead of the SQLite file in it.
+Optionally (netns_hosts.py) it runs under a `command_prefix` such as `ip netns exec NS` and listens
+on `host` instead of 127.0.0.1.
 """
 from __future__ import annotations
 
@@ -18,7 +20,13 @@ import time
 
 import postgres_cluster
 
-LISTENING_LINE = re.compile(rb"^jetstream listening on http://127\.0\.0\.1:(\d+)\r?\n$")
+
+def listening_line(host: str) -> re.Pattern[bytes]:
+    return re.compile(rb"^jetstream listening on http://" + re.escape(host.encode())
+                      + rb":(\d+)\r?\n$")
+
+
+LISTENING_LINE = listening_line("127.0.0.1")
 
 # Generous bounds: the suites run on a loaded 2-core machine next to compilers.
 START_TIMEOUT = 90.0
@@ -33,8 +41,11 @@ class GatewayServer:
     """One `jetstream serve` process over a data directory that outlives it."""
 
     def __init__(self, binary: pathlib.Path, data_dir: pathlib.Path, args: list[str] | None = None,
-                 log_dir: pathlib.Path | None = None):
+                 log_dir: pathlib.Path | None = None, command_prefix: list[str] | None = None,
+                 host: str = "127.0.0.1"):
         self.binary = pathlib.Path(binary)
+        self.command_prefix = list(command_prefix or [])
+        self.host = host
         self.data_dir = pathlib.Path(data_dir)
         self.args = list(args or [])
         self.log_dir = pathlib.Path(log_dir or data_dir.parent)
@@ -49,7 +60,7 @@ class GatewayServer:
     @property
     def url(self) -> str:
         assert self.port is not None, "the server was never started"
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     @property
     def log_path(self) -> pathlib.Path:
@@ -67,8 +78,8 @@ class GatewayServer:
         """The `jetstream serve` command line; with `JETSTREAM_TEST_STORE=postgres` it adds
         `--database-url` for the database of this data directory (the session's PostgreSQL
         cluster, see postgres_cluster.py), so every suite runs unchanged on either store."""
-        command = [str(self.binary), "serve", "--host", "127.0.0.1", "--port", str(port),
-                   "--data-dir", str(self.data_dir), *self.args]
+        command = [*self.command_prefix, str(self.binary), "serve", "--host", self.host,
+                   "--port", str(port), "--data-dir", str(self.data_dir), *self.args]
         if postgres_cluster.store_is_postgres() and not self.has_database_url:
             command += ["--database-url", postgres_cluster.database_url_for(self.data_dir)]
         return command
@@ -103,7 +114,7 @@ class GatewayServer:
             rc = self._reap(timeout=5)
             return (f"jetstream serve (port {port}) exited with {rc} before listening; "
                     f"log:\n{self.log_tail()}")
-        match = LISTENING_LINE.match(line)
+        match = listening_line(self.host).match(line)
         if not match:
             self.kill()
             return f"unexpected first stdout line {line!r}; log:\n{self.log_tail()}"

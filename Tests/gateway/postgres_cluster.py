@@ -6,6 +6,10 @@ at a free port and on a Unix socket inside that directory, fsync on, and is driv
 `pg_ctl` (start -w, restart -m immediate, stop -m immediate). Databases are created on demand;
 SQL runs through `psql -At` over TCP as the `postgres` role.
 
+Optional, for the network-namespace tests (netns_hosts.py): `command_prefix` runs every server
+tool under a prefix (`ip netns exec NS`), and `host` is the address it listens on and `url()` names
+instead of 127.0.0.1.
+
 `shared()` is the one cluster of a test session, started lazily by whatever needs it first (the
 `postgres` fixture, or `GatewayServer` when `JETSTREAM_TEST_STORE=postgres`); conftest calls
 `stop_shared()` when the session ends, and an atexit hook stops it if that never happens.
@@ -78,7 +82,8 @@ def quote_literal(text: str) -> str:
 class PostgresCluster:
     """One private cluster in a temporary directory; `start()` … `stop()`."""
 
-    def __init__(self, base: pathlib.Path | None = None, user: str = "postgres"):
+    def __init__(self, base: pathlib.Path | None = None, user: str = "postgres",
+                 command_prefix: list[str] | tuple[str, ...] = (), host: str = "127.0.0.1"):
         self.bindir = find_bindir()
         self._owned_base = base is None
         self.base = pathlib.Path(base or tempfile.mkdtemp(prefix="jetstream-pg-"))
@@ -90,6 +95,8 @@ class PostgresCluster:
         self.databases: set[str] = set()
         self._lock = threading.Lock()
         self._as_postgres = os.geteuid() == 0
+        self.command_prefix = list(command_prefix)
+        self.host = host
 
     # -- running the server's tools -----------------------------------------------------------
     def _tool(self, name: str, *args: str, timeout: float = COMMAND_TIMEOUT,
@@ -98,6 +105,7 @@ class PostgresCluster:
         command = [str(self.bindir / name), *args]
         if self._as_postgres:
             command = ["runuser", "-u", "postgres", "--", *command]
+        command = [*self.command_prefix, *command]
         try:
             result = subprocess.run(command, cwd=self.base, capture_output=True, text=True,
                                     stdin=subprocess.DEVNULL, timeout=timeout)
@@ -141,7 +149,8 @@ class PostgresCluster:
         return self
 
     def _write_settings(self) -> None:
-        settings = dict(SERVER_SETTINGS, port=str(self.port),
+        settings = dict(SERVER_SETTINGS, listen_addresses=quote_literal(self.host),
+                        port=str(self.port),
                         unix_socket_directories=quote_literal(str(self.socket_dir)))
         text = "".join(f"{key} = {value}\n" for key, value in settings.items())
         # postgresql.conf includes postgresql.auto.conf last: its values win over initdb's.
@@ -210,7 +219,7 @@ class PostgresCluster:
     # -- databases and SQL --------------------------------------------------------------------
     def url(self, dbname: str = "postgres") -> str:
         assert self.port is not None, "the cluster is not running"
-        return f"postgresql://{self.user}@127.0.0.1:{self.port}/{dbname}"
+        return f"postgresql://{self.user}@{self.host}:{self.port}/{dbname}"
 
     def psql(self, sql: str, dbname: str = "postgres", check: bool = True,
              timeout: float = PSQL_TIMEOUT) -> subprocess.CompletedProcess:
