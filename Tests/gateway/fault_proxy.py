@@ -601,6 +601,9 @@ def _wait_for_the_end(proxy: FaultProxy) -> None:
     signal.set_wakeup_fd(wake_w)
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: None)  # the wake-up fd does the work
+    # A parent may start us with them blocked (Foundation's Process passes on the mask of the
+    # thread that launched it, which blocks most signals): SIGTERM would then never arrive.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     watched = [wake_r]
     try:
         if sys.stdin is not None:

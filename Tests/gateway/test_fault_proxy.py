@@ -313,8 +313,13 @@ class CliProxy:
     """`python3 fault_proxy.py ARGS` with stdin and stdout on pipes; `address` from its one line."""
 
     def __init__(self, *args: str):
-        self.process = subprocess.Popen([sys.executable, str(SCRIPT), *args], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # Started with SIGTERM and SIGINT blocked, as Foundation's Process starts it (the Swift
+        # tests): the proxy must unblock them or it would ignore them.
+        self.process = subprocess.Popen(
+            [sys.executable, str(SCRIPT), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK,
+                                                      {signal.SIGTERM, signal.SIGINT}))
         self.first = self._line()
         match = LISTENING.fullmatch(self.first)
         assert match, f"the first line was {self.first!r}"
