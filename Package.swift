@@ -248,12 +248,13 @@ let package = Package(
             name: "SeedNamesTests", dependencies: ["Jetstream", "JetstreamClient", "JetstreamModel"],
             swiftSettings: strictSettings),
         // Typed clients against the real `jetstream` binary on loopback (a harness in Support/),
-        // and the sync algorithm alone. JWTKit mints the HS256 tokens of the token-refresh test.
+        // and the sync algorithm alone. JWTKit mints the HS256 tokens of the token-refresh test;
+        // TestSupport's LossyLink puts a lossy network between the clients and the server.
         .testTarget(
             name: "JetstreamClientTests",
             dependencies: [
                 "JetstreamClient", "Jetstream", "JetstreamModel", "JetstreamJSON", "CanvasModel", "BenchSupport",
-                .product(name: "JWTKit", package: "jwt-kit"),
+                "TestSupport", .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: strictSettings),
         .testTarget(

@@ -49,16 +49,18 @@ final class LiveHarness {
     static let quickBackoff = Backoff(initial: .milliseconds(50), maximum: .milliseconds(400))
 
     /// A new peer on this scope, or on `scope` (the first one usually creates it); stopped by
-    /// ``run(_:token:_:)`` at the end.
+    /// ``run(_:token:_:)`` at the end. It talks to the gateway directly, or to `url` (a proxy in
+    /// front of it, such as a `LossyLink`).
     func peer(
         scope: String? = nil, canvas: Canvas = Canvas(), createIfMissing: Bool = false,
-        transport: FaultyTransport = FaultyTransport(), backoff: Backoff = quickBackoff, clientID: String? = nil
+        transport: FaultyTransport = FaultyTransport(), backoff: Backoff = quickBackoff, clientID: String? = nil,
+        through url: URL? = nil
     ) async throws -> Peer {
         var configuration = Client.Configuration()
         configuration.backoff = backoff
         configuration.clientID = clientID
         let peer = try await Peer.open(
-            gateway.url, scope: scope ?? scopeName, canvas: canvas, createIfMissing: createIfMissing,
+            url ?? gateway.url, scope: scope ?? scopeName, canvas: canvas, createIfMissing: createIfMissing,
             transport: transport,
             configuration: configuration, token: token)
         peers.append(peer)
