@@ -111,7 +111,8 @@ def _taken_networks() -> list[ipaddress.IPv4Network]:
     return taken
 
 
-def _free_subnet(rng: random.Random, also_taken: list[ipaddress.IPv4Network]) -> ipaddress.IPv4Network:
+def _free_subnet(rng: random.Random,
+                 also_taken: list[ipaddress.IPv4Network]) -> ipaddress.IPv4Network:
     taken = _taken_networks() + also_taken
     for _ in range(1000):
         candidate = ipaddress.ip_network(f"10.{rng.randrange(64, 255)}.{rng.randrange(256)}.0/24")
@@ -215,8 +216,9 @@ class Fault:
         assert links and mode in ("drop", "down"), (links, mode)
         assert 0 < max_seconds <= MAX_FAULT_SECONDS, max_seconds
         self.lab, self.links, self.mode, self.max_seconds = lab, links, mode, max_seconds
-        self.cut_at: float | None = None
-        self.healed_at: float | None = None
+        self.cut_at: float | None = None       # time.monotonic() before the first link was cut
+        self.healed_at: float | None = None    # … after the last one was restored
+        self._cut: list[Link] = []
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
 
@@ -231,9 +233,14 @@ class Fault:
             self._timer.daemon = True
             self._timer.start()
             self.lab.faults.append(self)
-            for link in self.links:
-                self.lab._set_link(link, up=False, mode=self.mode)
             self.cut_at = time.monotonic()
+        try:
+            for link in self.links:
+                self._cut.append(link)     # before: a half-applied cut is healed too
+                self.lab._set_link(link, up=False, mode=self.mode)
+        except BaseException:
+            self.heal()
+            raise
         return self
 
     def heal(self) -> None:
@@ -241,9 +248,11 @@ class Fault:
             if self.cut_at is None or self.healed_at is not None:
                 return
             errors = []
-            for link in self.links:
+            for link in self._cut:
                 try:
                     self.lab._set_link(link, up=True, mode=self.mode)
+                    if self.lab.link_state(link) != "open":
+                        errors.append(f"{link} is {self.lab.link_state(link)}")
                 except LabError as error:
                     errors.append(error)
             self.healed_at = time.monotonic()
@@ -308,7 +317,8 @@ class Lab:
         # machine's ip_forward; no IPv6 (no neighbour discovery or router solicitation traffic).
         _write_sysctl(f"net/ipv4/conf/{network.bridge}/forwarding", "0")
         _write_sysctl(f"net/ipv6/conf/{network.bridge}/disable_ipv6", "1")
-        run("ip", "addr", "add", f"{network.root_address}/{subnet.prefixlen}", "dev", network.bridge)
+        run("ip", "addr", "add", f"{network.root_address}/{subnet.prefixlen}",
+            "dev", network.bridge)
         run("ip", "link", "set", network.bridge, "up")
         self.networks[name] = network
         return network
@@ -374,7 +384,9 @@ class Lab:
         ends = [[], link.host.prefix]   # the outer end (root namespace), the inner (the host's)
         for prefix, name in zip(ends, (link.outer, link.inner)):
             if up:
-                run(*prefix, "tc", "qdisc", "del", "dev", name, "root")
+                # Not checked: an end a half-applied cut never reached has nothing to delete
+                # (heal then checks that the link is open).
+                run(*prefix, "tc", "qdisc", "del", "dev", name, "root", check=False)
             else:
                 run(*prefix, "tc", "qdisc", "replace", "dev", name, "root", "blackhole")
 
@@ -383,8 +395,8 @@ class Lab:
         outer = json.loads(run("ip", "-j", "link", "show", "dev", link.outer).stdout)[0]
         if "UP" not in outer.get("flags", []):
             return "down"
-        kinds = {json.loads(run(*prefix, "tc", "-j", "qdisc", "show", "dev", name).stdout)[0]["kind"]
-                 for prefix, name in (([], link.outer), (link.host.prefix, link.inner))}
+        kinds = {json.loads(run(*prefix, "tc", "-j", "qdisc", "show", "dev", name).stdout)[0]
+                 ["kind"] for prefix, name in (([], link.outer), (link.host.prefix, link.inner))}
         return "dropping" if kinds == {"blackhole"} else "open" if "blackhole" not in kinds else \
             f"half dropping ({kinds})"
 

@@ -23,7 +23,9 @@ import netns_hosts
 from cluster_helpers import wait_until
 
 REASON = netns_hosts.unavailable()
-pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+# `cluster`: the harness of the cluster tests, run once with them (scripts/test), not again in the
+# run with every server on PostgreSQL, which has nothing to do with it.
+pytestmark = [pytest.mark.cluster, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
 
 SILENCE = 1.5      # how long "no answer" is watched for; TCP's first retransmissions fall in it
 PORT = 7007

@@ -23,13 +23,14 @@ their key first, `settle_retries`); every subscriber converges to the log (`conv
 
 Two things the partition leaves behind are waited out before the last write (`converge`'s barrier
 must be the scope's last version): bytes the node sent PostgreSQL into the cut are delivered by
-TCP after the heal (a batch whose `COMMIT` was in flight may commit then — the "outcome unknown" of
-docs/store.md), so the node's sockets to PostgreSQL are let drain first; and the writers' clients
+TCP after the heal (a batch whose `COMMIT` was in flight may commit then: the "outcome unknown"
+of docs/store.md), so the node's sockets to PostgreSQL are let drain first; and the writers' clients
 abort (SO_LINGER 0) a connection they give up on, so that no request abandoned in the cut reaches
 a node after the heal.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import struct
@@ -67,10 +68,13 @@ HEARTBEAT = "1"
 OBSERVED: dict[str, float | int | str] = {}
 
 
+@dataclasses.dataclass
 class Net:
-    def __init__(self, lab, clients, database, postgres, node_hosts):
-        self.lab, self.clients, self.database = lab, clients, database
-        self.postgres, self.node_hosts = postgres, node_hosts
+    lab: Lab
+    clients: netns_hosts.Network
+    database: netns_hosts.Network
+    postgres: NetnsPostgres
+    node_hosts: list[netns_hosts.Host]
 
 
 @pytest.fixture(scope="module")
@@ -166,9 +170,23 @@ class WatchfulSubscriber(Subscriber):
 
 
 # -- helpers -----------------------------------------------------------------------------------
+def all_writes(writers: list[Writer]) -> list[Write]:
+    return [write for writer in writers for write in list(writer.writes)]
+
+
 def tries_on(writers: list[Writer], url: str):
-    return [t for w in writers for write in list(w.writes) for t in list(write.tries)
+    """Every try sent to `url` so far (while the writers run)."""
+    return [t for write in all_writes(writers) for t in list(write.tries)
             if t.url.rstrip("/") == url]
+
+
+def last_tries(writers: list[Writer], url: str) -> list:
+    return [(t.status, t.error) for t in tries_on(writers, url)][-8:]
+
+
+def accepted_on(writers: list[Writer], urls: list[str], after: float) -> int:
+    return sum(1 for url in urls for t in tries_on(writers, url)
+               if t.status == 200 and t.sent >= after)
 
 
 def readiness(url: str) -> httpx.Response | str:
@@ -233,8 +251,8 @@ def test_a_node_partitioned_from_postgres_answers_503_and_heals_by_itself(cluste
                    for node in cluster.nodes for name, version in created.items()]
     start_subscribers(subscribers)
     on_x = [s for s in subscribers if s.url == x.url]
+    budget = Budget(count=3000, seconds=120)
     try:
-        budget = Budget(count=3000, seconds=120)
         writers = start_writers(cluster, roots, budget, httpx.Timeout(CLIENT_TIMEOUT))
         with net.lab.partition(cluster.host_of(x).link(net.database),
                                max_seconds=DATABASE_CUT_SECONDS + 30) as fault:
@@ -245,8 +263,7 @@ def test_a_node_partitioned_from_postgres_answers_503_and_heals_by_itself(cluste
                             if t.status == 503 and t.answered >= cut]
                 return min(answered) if answered else None
             first = wait_until(first_503, FIRST_503_BOUND + 10,
-                               lambda: f"no 503 from {x.url}: "
-                                       f"{[(t.status, t.error) for t in tries_on(writers, x.url)][-8:]}"
+                               lambda: f"no 503 from {x.url}: {last_tries(writers, x.url)}"
                                        f"{cluster.logs()}")
             OBSERVED["database cut: first 503 after (s)"] = round(first - cut, 2)
             OBSERVED["database cut: first 503"] = next(
@@ -267,45 +284,45 @@ def test_a_node_partitioned_from_postgres_answers_503_and_heals_by_itself(cluste
                            for s in on_x)
             wait_until(moved, 30, lambda: "\n".join(s.describe() for s in on_x))
             OBSERVED["database cut: streams moved after (s)"] = round(time.monotonic() - cut, 2)
-            wait_until(lambda: sum(1 for url in others for t in tries_on(writers, url)
-                                   if t.status == 200 and t.sent >= cut) >= 10, 30,
-                       lambda: f"writes on the other nodes: {statuses([w for x_ in writers for w in x_.writes])}")
+            wait_until(lambda: accepted_on(writers, others, after=cut) >= 10, 30,
+                       lambda: f"writes on the other nodes: {statuses(all_writes(writers))}")
             fault.hold(DATABASE_CUT_SECONDS)
         healed = fault.healed_at
 
         wait_until(lambda: isinstance(r := readiness(x.url), httpx.Response)
                    and r.status_code == 200, 60,
                    lambda: f"/readyz of {x.url} after the heal: {readiness(x.url)}{cluster.logs()}")
-        OBSERVED["database cut: ready again after the heal (s)"] = round(time.monotonic() - healed, 2)
+        OBSERVED["database cut: ready again after the heal (s)"] = round(
+            time.monotonic() - healed, 2)
         wait_until(lambda: any(t.status == 200 and t.sent >= healed
                                for t in tries_on(writers, x.url)) or budget.left == 0, 60,
                    lambda: f"no write accepted by {x.url} after the heal{cluster.logs()}")
         budget.stop.set()
         writes = join_writers(writers, timeout=60)
-    except BaseException:
+
+        assert not unexpected_tries(writes), unexpected_tries(writes)
+        on_node = [t for w in writes for t in w.tries if t.url.rstrip("/") == x.url]
+        # None hung: every write sent to the cut-off node was answered within CLIENT_TIMEOUT.
+        unanswered = [(round(t.sent - cut, 1), t.error) for t in on_node if t.status is None]
+        assert not unanswered, (f"writes to {x.url} unanswered within {CLIENT_TIMEOUT}s "
+                                f"(sent s after the cut, error): {unanswered}{cluster.logs()}")
+        during = [t for t in on_node if t.sent >= cut and t.answered <= healed]
+        assert during and all(t.status == 503 and t.retry_after and "store-unavailable" in t.body
+                              for t in during), [(t.status, t.body[:100]) for t in during]
+        OBSERVED["database cut: writes answered 503 by the node"] = len(during)
+        OBSERVED["database cut: slowest answer during the cut (s)"] = round(
+            max(t.answered - t.sent for t in during), 2)
+
+        wait_drained_to_postgres(net, cluster, x)
+        settle_retries(cluster, writes)
+        logs = converge(cluster, created, roots, writes, subscribers)
+        OBSERVED["database cut: unanswered writes found in the log"] = placed_without_answer(
+            writes, logs)
+        for subscriber in on_x:
+            assert len(subscriber.connections) >= 2, subscriber.describe()
+    finally:
+        budget.stop.set()
         stop_all(subscribers)
-        raise
-
-    assert not unexpected_tries(writes), unexpected_tries(writes)
-    on_node = [t for w in writes for t in w.tries if t.url.rstrip("/") == x.url]
-    # None hung: every write sent to the cut-off node was answered within CLIENT_TIMEOUT.
-    assert not [t for t in on_node if t.status is None], (
-        f"writes to {x.url} unanswered within {CLIENT_TIMEOUT}s: "
-        f"{[(round(t.sent - cut, 1), t.error) for t in on_node if t.status is None]}{cluster.logs()}")
-    during = [t for t in on_node if t.sent >= cut and t.answered <= healed]
-    assert during and all(t.status == 503 and t.retry_after and "store-unavailable" in t.body
-                          for t in during), [(t.status, t.body[:100]) for t in during]
-    OBSERVED["database cut: writes answered 503 by the node"] = len(during)
-    OBSERVED["database cut: slowest answer during the cut (s)"] = round(
-        max(t.answered - t.sent for t in during), 2)
-    assert acknowledged_count(writers, after=healed) >= 1 or budget.left == 0
-
-    wait_drained_to_postgres(net, cluster, x)
-    settle_retries(cluster, writes)
-    logs = converge(cluster, created, roots, writes, subscribers)
-    OBSERVED["database cut: unanswered writes found in the log"] = placed_without_answer(writes, logs)
-    for subscriber in on_x:
-        assert len(subscriber.connections) >= 2, subscriber.describe()
 
 
 def test_a_node_partitioned_from_its_clients_is_left_and_serves_again_after(cluster, net):
@@ -321,8 +338,8 @@ def test_a_node_partitioned_from_its_clients_is_left_and_serves_again_after(clus
                    for node in cluster.nodes for name, version in created.items()]
     start_subscribers(subscribers)
     on_x = [s for s in subscribers if s.url == x.url]
+    budget = Budget(count=3000, seconds=120)
     try:
-        budget = Budget(count=3000, seconds=120)
         writers = start_writers(cluster, roots, budget, httpx.Timeout(4.0, connect=2.0))
         with net.lab.partition(cluster.host_of(x).link(net.clients),
                                max_seconds=CLIENT_CUT_SECONDS + 30) as fault:
@@ -336,11 +353,9 @@ def test_a_node_partitioned_from_its_clients_is_left_and_serves_again_after(clus
             wait_until(lambda: any(t.status is None and t.sent >= cut
                                    for t in tries_on(writers, x.url)), 30,
                        lambda: f"no write to {x.url} went unanswered: "
-                               f"{[(t.status, t.error) for t in tries_on(writers, x.url)][-8:]}")
-            wait_until(lambda: sum(1 for url in others for t in tries_on(writers, url)
-                                   if t.status == 200 and t.sent >= cut) >= 10, 30,
-                       lambda: f"writes on the other nodes: "
-                               f"{statuses([w for x_ in writers for w in x_.writes])}")
+                               f"{last_tries(writers, x.url)}")
+            wait_until(lambda: accepted_on(writers, others, after=cut) >= 10, 30,
+                       lambda: f"writes on the other nodes: {statuses(all_writes(writers))}")
             fault.hold(CLIENT_CUT_SECONDS)
         healed = fault.healed_at
         cut_off.clear()
@@ -367,19 +382,20 @@ def test_a_node_partitioned_from_its_clients_is_left_and_serves_again_after(clus
                    lambda: f"no writer's write accepted by {x.url} after the heal")
         budget.stop.set()
         writes = join_writers(writers, timeout=60) + [again]
-    except BaseException:
-        stop_all(subscribers)
-        raise
 
-    assert not unexpected_tries(writes), unexpected_tries(writes)
-    OBSERVED["client cut: writes to the node unanswered"] = sum(
-        1 for w in writes for t in w.tries if t.url.rstrip("/") == x.url and t.status is None)
-    wait_drained_to_postgres(net, cluster, x)
-    settle_retries(cluster, writes)
-    logs = converge(cluster, created, roots, writes, subscribers)
-    OBSERVED["client cut: unanswered writes found in the log"] = placed_without_answer(writes, logs)
-    for subscriber in on_x:
-        assert len(subscriber.connections) >= 2, subscriber.describe()
-    for subscriber in subscribers:
-        if subscriber not in on_x:
-            assert not subscriber.idled, subscriber.describe()
+        assert not unexpected_tries(writes), unexpected_tries(writes)
+        OBSERVED["client cut: writes to the node unanswered"] = sum(
+            1 for w in writes for t in w.tries if t.url.rstrip("/") == x.url and t.status is None)
+        wait_drained_to_postgres(net, cluster, x)
+        settle_retries(cluster, writes)
+        logs = converge(cluster, created, roots, writes, subscribers)
+        OBSERVED["client cut: unanswered writes found in the log"] = placed_without_answer(
+            writes, logs)
+        for subscriber in on_x:
+            assert len(subscriber.connections) >= 2, subscriber.describe()
+        for subscriber in subscribers:
+            if subscriber not in on_x:
+                assert not subscriber.idled, subscriber.describe()
+    finally:
+        budget.stop.set()
+        stop_all(subscribers)
