@@ -242,10 +242,19 @@ export class ScopeCopy {
     switch (type) {
       case "changeset": {
         if (typeof event?.version !== "number" || !Array.isArray(event.fragments)) return { kind: StreamEnd.unreadable };
+        const own = event.idempotencyKey;
+        const echo = typeof own === "string" ? this.core.pending.find((set) => set.key === own) : undefined;
         const notification = this.core.event(event);
         if (notification?.gap) return { kind: StreamEnd.gap };
         if (notification?.inconsistent) return { kind: StreamEnd.inconsistent };
         this.emit(notification);
+        // Its echo: the server took the set, whatever becomes of the POST's answer. That answer can
+        // be lost (a connection dropped after the commit); the set has left `pending` and is never
+        // sent again, so its promise resolves here, or it would wait forever.
+        if (echo && !this.core.pending.includes(echo)) {
+          this.past.accepted(event.version);
+          this.settle(echo, { version: event.version });
+        }
         return undefined;
       }
       case "snapshot":

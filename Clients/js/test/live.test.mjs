@@ -181,6 +181,37 @@ test("a move racing a removal: the mover gets a Rejection with reasons, its edit
   assert.deepEqual(shapesOf(b), []);
 });
 
+test("a POST whose answer is lost after the server applied it: the echo on the stream settles its promise", async () => {
+  const name = scopeName();
+  // Once armed, the next POST reaches the server; its answer is held until the client has read
+  // the set's echo on the stream, then thrown away as a dropped connection would.
+  let armed = false;
+  let lost = 0;
+  let client = null;
+  const losing = async (url, init) => {
+    const response = await fetch(url, init);
+    if (init?.method !== "POST" || !armed) return response;
+    armed = false;
+    lost += 1;
+    const { version } = await response.json();
+    await waitFor(() => client.version >= version, "the set's echo read on the stream");
+    throw new TypeError("fetch failed: the connection was reset");
+  };
+  const a = client = await open(name, { baseURL: server.url, create: { clsName: "Canvas" }, clientId: "lossy", fetch: losing });
+  const shape = a.add("Shape", { x: 3, y: 4 });
+  await settled(server.url, name, [a]);
+  armed = true;
+  const { version } = await within(a.set(shape, { x: 30 }), "the move's promise");
+  assert.equal(lost, 1, "the move's answer was lost");
+  assert.equal(a.get(shape).properties.x, 30);
+  const state = await settled(server.url, name, [a]);
+  assert.equal(version, state.version, "the move resolves with the version its echo carried");
+  assert.deepEqual(a.snapshot(), state);
+  const logged = await history(server.url, name);
+  assert.deepEqual(logged.map((set) => set.idempotencyKey).filter((key) => key?.startsWith("lossy:")), ["lossy:1", "lossy:2"],
+    "each set once in the log");
+});
+
 test("SIGKILL and restart on the same port: edits queued meanwhile are sent once, in order", async () => {
   const own = await startServer("restart");
   const name = scopeName();

@@ -232,14 +232,9 @@ test("3 clients × 100 random changes through a lossy link (latency, jitter, dro
   assert.ok(stats.dropped > 0, `the link dropped no connection: the run proves nothing about drops (${JSON.stringify(stats)})`);
   assert.ok(stats.bytes_up > 0 && stats.bytes_down > 0, "the clients talked through the link");
 
-  // Known bug, kept visible as a TODO until the client is fixed: a set whose POST failed with a
-  // network error after the server had applied it (the answer lost to a dropped connection),
-  // and whose echo the stream delivered meanwhile, leaves `pending` on the echo (SyncCore.event
-  // drops the own key whatever its status) and is then never sent again, so the promise that
-  // change() returned for it never settles. The state is right; only the promise hangs.
-  await t.test("every promise change() returned settled (accepted or rejected) once", {
-    todo: "JS client: a change confirmed by its echo while its POST failed never settles",
-  }, () => {
+  // A set whose POST failed after the server had applied it (its answer lost to a dropped
+  // connection) is confirmed by its echo on the stream: its promise settles then.
+  await t.test("every promise change() returned settled (accepted or rejected) once", () => {
     for (const client of clients) {
       const unsettled = client.changes.filter((entry) => !entry.settled);
       assert.deepEqual(unsettled.map((entry) => entry.fragments), [], `${client.id}: ${unsettled.length} of ${client.changes.length} never settled`);
