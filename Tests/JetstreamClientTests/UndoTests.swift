@@ -3,6 +3,7 @@ import Foundation
 import Jetstream
 import JetstreamClient
 import JetstreamJSON
+import JetstreamModel
 import Testing
 
 /// `sync.undo()` and `sync.restore(toVersion:)` against the real gateway: what an undo reverts is
@@ -41,6 +42,30 @@ struct UndoTests {
             let server = try await live.serverState()
             #expect(try CanvasSnapshot(server).shapes.map(\.label) == ["s", "t"])
             #expect(bob.canvas.shapes.map(\.x) == [0, 0])
+        }
+    }
+
+    @Test("an own set whose answer was lost, but whose echo came on the stream, can be undone")
+    func undoAfterLostAnswer() async throws {
+        try await LiveHarness.run { live in
+            try await live.seed(labels: ["s"])
+            let transport = FaultyTransport()
+            let ada = try await live.peer(transport: transport, clientID: "ada")
+            transport.loseAnswers(1)
+            transport.holdLostAnswers()
+            ada.canvas.shapes[0].x = 40
+            // The server applied the move; its echo reaches Ada while the POST's answer is lost.
+            try await Poll.until("the move's echo applied while its answer is held", within: .seconds(20)) {
+                let server = try await live.serverState()
+                return transport.heldLostAnswerCount == 1 && ada.sync.version == server.version
+            }
+            transport.releaseLostAnswers()
+            try await live.waitUntilConverged([ada])
+            #expect(try await ownVersions(live, "ada").count == 1, "the move is in the log once")
+            #expect(ada.sync.undoableCount == 1, "the echo told Ada her move was accepted")
+            let undone = try #require(try await ada.sync.undo())
+            #expect(ada.canvas.shapes[0].x == 0)
+            #expect(undone.skipped.isEmpty)
         }
     }
 

@@ -70,10 +70,16 @@ extension ScopeReplica {
             removed = (json["removed"]?.array ?? []).compactMap { $0.string.flatMap(UUID.init(wireString:)) }
             // Local writes not yet delivered become pending first, so the rebase includes them.
             scope.flush()
-            let outcome = engine.event(
-                version: version, fragments: fragments, removed: removed,
-                idempotencyKey: json["idempotencyKey"]?.string)
-            if case .applied(let update) = outcome { show(update) }
+            let key = json["idempotencyKey"]?.string
+            let echoesOwnSet = key.map { key in engine.pending.contains { $0.key == key } } ?? false
+            let outcome = engine.event(version: version, fragments: fragments, removed: removed, idempotencyKey: key)
+            if case .applied(let update) = outcome {
+                // The echo of one of this client's sets: the server took it, whatever becomes of
+                // the POST's answer (it can be lost to a connection dropped after the commit, and
+                // the set, no longer pending, is not sent again). An undo may revert it from now.
+                if echoesOwnSet { undoHistory.accepted(version) }
+                show(update)
+            }
             return outcome.streamEnd
         } catch {
             return .dropped(needsFullState: true)

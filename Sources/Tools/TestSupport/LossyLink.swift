@@ -149,19 +149,28 @@ public final class LossyLink: Sendable {
         }
     }
 
-    /// Stops the proxy (the end of its stdin, and SIGTERM; it closes every connection) and
-    /// returns its final counts (again on a later call).
+    /// Stops the proxy (the end of its stdin, then SIGTERM if it is still running 5 s later; it
+    /// closes every connection) and returns its final counts (again on a later call).
     public func stop() async throws -> Stats {
+        // Not both at once: a SIGTERM that arrives while the proxy is already exiting on the end
+        // of its stdin finds Python's default handler back, and the proxy dies of it (status 15)
+        // after printing its counts.
         let pid = child.withLock { child in
             try? child.stdin.close()
-            if child.process.isRunning { child.process.terminate() }
             return child.process.processIdentifier
         }
-        let deadline = ContinuousClock.now + .seconds(10)
+        let start = ContinuousClock.now
+        var terminated = false
         while child.withLock({ $0.process.isRunning }) {
-            guard ContinuousClock.now < deadline else {
+            let waited = ContinuousClock.now - start
+            if !terminated, waited > .seconds(5) {
+                terminated = true
+                kill(pid, SIGTERM)
+            }
+            guard waited < .seconds(15) else {
                 kill(pid, SIGKILL)
-                throw Failure(description: "the fault proxy did not exit within 10 s of SIGTERM: \(output())")
+                throw Failure(
+                    description: "the fault proxy did not exit within 15 s of the end of its stdin: \(output())")
             }
             try await Task.sleep(for: .milliseconds(10))
         }

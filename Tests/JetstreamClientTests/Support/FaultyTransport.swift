@@ -30,6 +30,9 @@ final class FaultyTransport: HTTPTransport {
         var nextHeldPost = 0
         var failingRequests = 0
         var losingAnswers = 0
+        /// A lost answer's failure waits here while held (``holdLostAnswers()``).
+        var lostAnswersHeld = false
+        var heldLostAnswers: [CheckedContinuation<Void, Never>] = []
         var failingStreams = 0
         var nextStreamID = 0
         var openStreams: [Int: AsyncThrowingStream<Data, any Error>.Continuation] = [:]
@@ -41,7 +44,6 @@ final class FaultyTransport: HTTPTransport {
         var sentKeys: Set<String> = []
     }
 
-    /// The next `count` requests (not streams) fail before they reach the server.
     /// From now on every POST waits before it is sent, until ``releasePosts()``: what a client
     /// shows before the server answers can be checked however slow the machine is (a fixed delay
     /// could run out first).
@@ -82,6 +84,7 @@ final class FaultyTransport: HTTPTransport {
         }
     }
 
+    /// The next `count` requests (not streams) fail before they reach the server.
     func failRequests(_ count: Int) {
         state.withLock { $0.failingRequests = count }
     }
@@ -91,6 +94,26 @@ final class FaultyTransport: HTTPTransport {
     func loseAnswers(_ count: Int) {
         state.withLock { $0.losingAnswers = count }
     }
+
+    /// From now on a lost answer (``loseAnswers(_:)``) is reported to the client only at
+    /// ``releaseLostAnswers()``: what the client does with the stream meanwhile (the set's echo
+    /// arriving before its POST fails) can be set up however slow the machine is.
+    func holdLostAnswers() {
+        state.withLock { $0.lostAnswersHeld = true }
+    }
+
+    /// Reports every held lost answer (and those to come) at once.
+    func releaseLostAnswers() {
+        let held = state.withLock { state in
+            state.lostAnswersHeld = false
+            defer { state.heldLostAnswers = [] }
+            return state.heldLostAnswers
+        }
+        for answer in held { answer.resume() }
+    }
+
+    /// Lost answers waiting in ``holdLostAnswers()``.
+    var heldLostAnswerCount: Int { state.withLock { $0.heldLostAnswers.count } }
 
     /// The next `count` stream requests fail before they reach the server (0 stops failing them).
     func failStreams(_ count: Int) {
@@ -179,7 +202,17 @@ final class FaultyTransport: HTTPTransport {
             defer { state.losingAnswers = max(0, state.losingAnswers - 1) }
             return state.losingAnswers > 0
         }
-        if lose { throw URLError(.networkConnectionLost) }
+        if lose {
+            await withCheckedContinuation { (answer: CheckedContinuation<Void, Never>) in
+                let waits = state.withLock { state in
+                    guard state.lostAnswersHeld else { return false }
+                    state.heldLostAnswers.append(answer)
+                    return true
+                }
+                if !waits { answer.resume() }
+            }
+            throw URLError(.networkConnectionLost)
+        }
         return (data, response)
     }
 
