@@ -60,15 +60,21 @@ export class FaultProxy {
     });
   }
 
-  /** Ends it (end of stdin and SIGTERM) and resolves to its stats: {accepted, dropped, resets, …}. */
+  /**
+   * Ends it (end of stdin, then SIGTERM if it still runs 5 s later) and resolves to its stats:
+   * {accepted, dropped, resets, …}. Not both at once: a SIGTERM that arrives while the proxy is
+   * already exiting on the end of its stdin finds Python's default handler back and kills it.
+   */
   async stop() {
+    let terminate;
     if (this.child.exitCode === null && this.child.signalCode === null) {
       this.child.stdin.end();
-      this.child.kill("SIGTERM");
+      terminate = setTimeout(() => this.child.kill("SIGTERM"), 5_000);
     }
     let timer;
     const outcome = await Promise.race([this.exited, new Promise((done) => { timer = setTimeout(() => done(null), TIMEOUT); })]);
     clearTimeout(timer);
+    clearTimeout(terminate);
     if (outcome === null) {
       this.child.kill("SIGKILL");
       throw new Error(`fault proxy did not exit within ${TIMEOUT} ms of SIGTERM: ${this.stderr}`);
