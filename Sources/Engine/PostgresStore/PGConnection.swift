@@ -100,6 +100,23 @@ final class PGConnection {
         }
     }
 
+    /// Whether a result can be taken without waiting: reads what the socket has, and when no
+    /// result is complete yet waits up to `limit` for more (a writer with batches in flight looks
+    /// for new writes between these waits).
+    func resultReady(waitingAtMost limit: Duration) throws(StoreError) -> Bool {
+        try consumeInput()
+        if PQisBusy(raw) == 0 { return true }
+        let socket = PQsocket(raw)
+        guard socket >= 0 else { throw .unavailable("the connection has no socket: \(errorMessage)") }
+        let (seconds, attoseconds) = limit.components
+        let milliseconds = Int32(clamping: max(seconds * 1000 + attoseconds / 1_000_000_000_000_000, 0))
+        let ready = clibpq_wait(socket, Int16(POLLIN), milliseconds)
+        if ready < 0, errno != EINTR { throw .unavailable("poll failed: errno \(errno)") }
+        guard ready > 0 else { return false }
+        try consumeInput()
+        return PQisBusy(raw) == 0
+    }
+
     /// Reads what the socket has: `PQconsumeInput`, then the notifications it brought.
     func consumeInput() throws(StoreError) {
         guard PQconsumeInput(raw) == 1 else { throw .unavailable(errorMessage) }

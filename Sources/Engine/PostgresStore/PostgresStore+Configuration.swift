@@ -26,6 +26,15 @@ extension PostgresStore {
         public var readerConnections: Int = 4
         /// Most operations committed in one transaction.
         public var maximumBatchSize: Int = 512
+        /// Most batches a writer connection has sent and not yet seen answered. With more than one,
+        /// writes that arrive while a batch is on its way are sent at once instead of waiting out
+        /// its round trip (on a link with a long round trip, each write would otherwise wait for
+        /// the batch ahead of it, then for its own: two round trips).
+        public var maximumBatchesInFlight: Int = 4
+        /// How long after the last batch sent a writer may send the next one while batches are in
+        /// flight. On a fast link the answer comes first and the writes gather into one batch (one
+        /// commit, one WAL flush), as without pipelining.
+        public var sendAheadAfter: Duration = .milliseconds(2)
         /// How often the listener asks for every scope's version, as a safety net for a lost
         /// notification (notifications themselves arrive within milliseconds).
         public var pollInterval: Duration = .seconds(2)
@@ -48,6 +57,10 @@ extension PostgresStore {
         func validated() throws(StoreError) -> Configuration {
             guard retainedChangeSets >= 0 else { throw .invalidArgument("retainedChangeSets must be ≥ 0") }
             guard maximumBatchSize >= 1 else { throw .invalidArgument("maximumBatchSize must be ≥ 1") }
+            guard (1...64).contains(maximumBatchesInFlight) else {
+                throw .invalidArgument("maximumBatchesInFlight must be between 1 and 64, got \(maximumBatchesInFlight)")
+            }
+            guard sendAheadAfter >= .zero else { throw .invalidArgument("sendAheadAfter must be ≥ 0") }
             guard (1...64).contains(writerConnections) else {
                 throw .invalidArgument("writerConnections must be between 1 and 64, got \(writerConnections)")
             }

@@ -12,6 +12,12 @@ import Glibc
 /// operation, `COMMIT`, then the notification for the other nodes), and completes each operation
 /// once `COMMIT` has returned — with `synchronous_commit = on`, after the WAL flush.
 ///
+/// Writes that arrive while a batch is on its way do not wait for its answer: once
+/// `sendAheadAfter` has passed since the last batch was sent, the next batch follows on the same
+/// connection, up to `maximumBatchesInFlight` (``PostgresWriterSession``). The database runs
+/// them in the order sent, and answers come back in that order. On a fast link the answer usually
+/// comes first, and the writes gather into one batch as before.
+///
 /// The notification is its own transaction after the data commit, sent with
 /// `synchronous_commit = off`: `NOTIFY` takes a cluster-wide lock through its commit, and inside
 /// the data transaction it would serialise every node's commits behind one fsync at a time. A lost
@@ -28,15 +34,24 @@ final class PostgresWriter: Sendable {
         let thread = Thread { [self] in
             defer { finished.signal() }
             threadID.withLock { $0 = pthread_self() }
-            let session = WriterSession(
+            let session = PostgresWriterSession(
                 target: target, configuration: configuration, statistics: statistics, logger: logger,
                 name: "\(configuration.applicationName)-writer-\(index)")
             // Connected before the first write needs it (a failure here is retried by that write).
             _ = try? session.connected()
-            while let (batch, oldest) = queue.takeBatchWithAge(limit: configuration.maximumBatchSize) {
+            let limit = configuration.maximumBatchSize
+            while true {
                 // A write waits at most `unavailableAfter` in all: queued, then connecting and
                 // in its round trip (`WriteWaitBound` looks after it only while it is queued).
-                session.commit(batch, until: oldest + configuration.unavailableAfter)
+                if !session.hasBatchesInFlight {
+                    guard let (batch, oldest) = queue.takeBatchWithAge(limit: limit) else { break }
+                    session.start(batch, until: oldest + configuration.unavailableAfter)
+                } else if session.maySendAhead, let (batch, oldest) = queue.takeBatchWithAgeIfQueued(limit: limit) {
+                    session.start(batch, until: oldest + configuration.unavailableAfter)
+                } else {
+                    // New writes are looked for at least every millisecond meanwhile.
+                    session.finishOldestBatch(waitingAtMost: .milliseconds(1))
+                }
             }
             session.disconnect()
         }
@@ -52,177 +67,6 @@ final class PostgresWriter: Sendable {
         if let writer = threadID.withLock({ $0 }), pthread_equal(writer, pthread_self()) != 0 { return }
         finished.wait()
         finished.signal()
-    }
-}
-
-/// The writer thread's state: its connection (made on demand, dropped after a failure).
-private final class WriterSession {
-    let target: PGTarget
-    let configuration: PostgresStore.Configuration
-    let statistics: PostgresCounters
-    let logger: Logger
-    let name: String
-    var connection: PGConnection?
-    var everConnected = false
-
-    init(
-        target: PGTarget, configuration: PostgresStore.Configuration, statistics: PostgresCounters,
-        logger: Logger, name: String
-    ) {
-        self.target = target
-        self.configuration = configuration
-        self.statistics = statistics
-        self.logger = logger
-        self.name = name
-    }
-
-    /// The connection, made now if there is none (connecting and preparing by `deadline` when
-    /// given, else within the answer timeout).
-    func connected(until deadline: ContinuousClock.Instant? = nil) throws(StoreError) -> PGConnection {
-        if let connection, connection.isHealthy { return connection }
-        if connection != nil { disconnect() }
-        let budget = deadline.map { max($0 - ContinuousClock.now, .milliseconds(1)) } ?? configuration.answerTimeout
-        let made = try PGConnection(
-            target: target, applicationName: name, timeout: min(budget, configuration.answerTimeout))
-        try made.prepare(PostgresStatements.writes)
-        made.timeout = configuration.answerTimeout
-        connection = made
-        statistics.withLock { statistics in
-            statistics.writersUp += 1
-            if everConnected { statistics.reconnects += 1 }
-        }
-        everConnected = true
-        return made
-    }
-
-    func disconnect() {
-        guard connection != nil else { return }
-        connection = nil
-        statistics.withLock { $0.writersUp -= 1 }
-    }
-
-    func commit(_ batch: [WriteOperation], until deadline: ContinuousClock.Instant) {
-        let rowOperations = batch.filter(\.locksScopeRow)
-        if !rowOperations.isEmpty { commitPipelined(rowOperations, until: deadline) }
-        for operation in batch where !operation.locksScopeRow { runMaintenance(operation) }
-    }
-
-    /// The row operations of a batch in one transaction; if the transaction fails for another
-    /// reason than a lost connection (which fails them all: their outcome is unknown), each is
-    /// tried again alone, so one bad operation cannot take the others down.
-    private func commitPipelined(_ operations: [WriteOperation], until deadline: ContinuousClock.Instant) {
-        // Waited their whole bound already (the sweep had not come yet): failed unsent.
-        guard ContinuousClock.now < deadline else {
-            let waited = configuration.unavailableAfter
-            for operation in operations { operation.fail(.unavailable("no answer from the database within \(waited)")) }
-            return
-        }
-        do throws(StoreError) {
-            let outcomes = try runTransaction(operations, until: deadline)
-            for (operation, outcome) in zip(operations, outcomes) { operation.complete(outcome) }
-            statistics.withLock { statistics in
-                statistics.batches += 1
-                statistics.committedOperations += operations.count
-                statistics.largestBatch = max(statistics.largestBatch, operations.count)
-            }
-        } catch {
-            statistics.withLock { $0.failedBatches += 1 }
-            disconnect()
-            if case .unavailable = error {
-                logger.warning("batch failed: database unavailable", metadata: ["error": "\(error)"])
-                for operation in operations { operation.fail(error) }
-                return
-            }
-            guard operations.count > 1 else {
-                operations.first?.fail(error)
-                return
-            }
-            logger.warning("batch failed; committing its operations one by one", metadata: ["error": "\(error)"])
-            // Each alone gets a round trip of its own: the batch's failure was an answer, not silence.
-            for operation in operations {
-                commitPipelined([operation], until: ContinuousClock.now + configuration.answerTimeout)
-            }
-        }
-    }
-
-    /// `BEGIN`, the calls, `COMMIT`, the notification, `Sync` — one round trip. Returns each
-    /// operation's outcome (a refusal such as a version conflict is an outcome, not a failure).
-    private func runTransaction(
-        _ operations: [WriteOperation], until batchDeadline: ContinuousClock.Instant
-    ) throws(StoreError) -> [Result<Int64, StoreError>] {
-        // One bound for connecting (when the last connection was lost) and the round trip: these
-        // operations left the queue, so `WriteWaitBound` no longer looks after them.
-        let deadline = min(batchDeadline, ContinuousClock.now + configuration.answerTimeout)
-        let connection = try connected(until: deadline)
-        let now = configuration.clock()
-        let freshAfter = now - configuration.idempotencyTTLMilliseconds
-        // Rows are locked in name order on every node, so two nodes' batches never deadlock.
-        let order = operations.indices.sorted { operations[$0].scopeName < operations[$1].scopeName }
-        let notice = ChangeNotice.changed(order.compactMap { operations[$0].announcement })
-        try connection.enterPipeline()
-        try connection.send(sql: "BEGIN", [])
-        for index in order {
-            let (statement, parameters) = operations[index].call(
-                now: now, freshAfter: freshAfter, retained: Int64(configuration.retainedChangeSets))
-            try connection.send(statement, parameters)
-        }
-        try connection.send(sql: "COMMIT", [])
-        try connection.send(PostgresStatements.notify, [.text(notice.payload(limit: 7900))])
-        try connection.pipelineSync()
-        try connection.flush(until: deadline)
-
-        try connection.pipelinedResult(until: deadline).check(operation: "BEGIN")
-        var outcomes = [Result<Int64, StoreError>](repeating: .failure(.closed), count: operations.count)
-        var failure: StoreError?
-        for index in order {
-            let result = try connection.pipelinedResult(until: deadline)
-            do throws(StoreError) {
-                try result.check(operation: operations[index].kind)
-                outcomes[index] = operations[index].outcome(
-                    code: result.int64(row: 0, column: 0), current: result.int64(row: 0, column: 1))
-            } catch {
-                failure = failure ?? error
-            }
-        }
-        let commit = try connection.pipelinedResult(until: deadline)
-        if let failure { throw failure }
-        try commit.check(operation: "COMMIT")
-        // Committed: the outcomes stand whatever happens to the notification.
-        do throws(StoreError) {
-            try connection.pipelinedResult(until: deadline).check(operation: "notify")
-            let sync = try connection.pipelinedResult(until: deadline)
-            try sync.check(operation: "sync")
-            try connection.exitPipeline()
-        } catch {
-            logger.warning("notification not sent", metadata: ["error": "\(error)"])
-            disconnect()
-        }
-        return outcomes
-    }
-
-    private func runMaintenance(_ operation: WriteOperation) {
-        do throws(StoreError) {
-            let connection = try connected()
-            // Maintenance may take long on a large backlog and nobody waits for it: the statement
-            // timeout, not the writes' bound.
-            connection.timeout = configuration.statementTimeout
-            defer { connection.timeout = configuration.answerTimeout }
-            switch operation {
-            case .applyRetention(let completion):
-                let result = try connection.query(
-                    PostgresStatements.retention, [.int64(Int64(configuration.retainedChangeSets))])
-                completion(.success(result.affectedRows))
-            case .expireIdempotencyRecords(let completion):
-                let cutoff = configuration.clock() - configuration.idempotencyTTLMilliseconds
-                let result = try connection.query(PostgresStatements.expireKeys, [.int64(cutoff)])
-                completion(.success(result.affectedRows))
-            default:
-                break
-            }
-        } catch {
-            disconnect()
-            operation.fail(error)
-        }
     }
 }
 

@@ -43,13 +43,7 @@ package final class CommitQueue<Operation: Sendable>: Sendable {
     package func takeBatchWithAge(limit: Int) -> (batch: [Operation], oldest: ContinuousClock.Instant)? {
         while true {
             let taken: (batch: [Operation], oldest: ContinuousClock.Instant)?? = state.withLock { state in
-                if !state.paused, !state.pending.isEmpty {
-                    let count = min(limit, state.pending.count)
-                    let taken = (Array(state.pending.prefix(count)), state.queuedAt[0])
-                    state.pending.removeFirst(count)
-                    state.queuedAt.removeFirst(count)
-                    return .some(taken)
-                }
+                if let taken = Self.take(limit: limit, from: &state) { return .some(taken) }
                 if state.closed, state.pending.isEmpty { return .some(nil) }
                 return nil
             }
@@ -61,6 +55,25 @@ package final class CommitQueue<Operation: Sendable>: Sendable {
             }
             wakeup.wait()
         }
+    }
+
+    /// ``takeBatchWithAge(limit:)`` without the wait: `nil` when nothing can be taken now. A
+    /// PostgreSQL writer with a batch in flight looks here between its waits on the database.
+    /// (The semaphore keeps the wake-ups of what this takes; a later blocking take that finds the
+    /// queue empty waits again.)
+    package func takeBatchWithAgeIfQueued(limit: Int) -> (batch: [Operation], oldest: ContinuousClock.Instant)? {
+        state.withLock { state in Self.take(limit: limit, from: &state) }
+    }
+
+    private static func take(
+        limit: Int, from state: inout State
+    ) -> (batch: [Operation], oldest: ContinuousClock.Instant)? {
+        guard !state.paused, !state.pending.isEmpty else { return nil }
+        let count = min(limit, state.pending.count)
+        let taken = (Array(state.pending.prefix(count)), state.queuedAt[0])
+        state.pending.removeFirst(count)
+        state.queuedAt.removeFirst(count)
+        return taken
     }
 
     /// Removes and returns the operations queued before `instant` (the oldest first; they are at
