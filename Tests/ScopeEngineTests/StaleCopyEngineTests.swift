@@ -179,6 +179,38 @@ import Testing
         #expect(record.version == Int64(added + 1))
     }
 
+    @Test("a subscriber resuming ahead of a node's copy gets the change sets after its point, not a reset back")
+    func aResumePointAheadOfTheCopyIsReadFromTheStore() async throws {
+        let nodes = try await LaggingNode()
+        defer { nodes.close() }
+        let first = try await nodes.addShapeOnWriter()
+        let second = try await nodes.addShapeOnWriter()
+        // The client saw `first` on node A and reconnects to B, whose copy is still at the creation.
+        #expect(try nodes.laggingHandle.version == nodes.created)
+        let recorder = Recorder()
+        nodes.lagging.subscribe(recorder, to: try nodes.laggingHandle, from: .after(first.version))
+        #expect(await recorder.waitFor(count: 1, timeout: .seconds(20)))
+        #expect(recorder.received == [.init(kind: .changeset, version: second.version)])
+        #expect(try nodes.laggingHandle.version == second.version)
+    }
+
+    @Test("a subscriber resuming ahead of a node's copy, when the store does not answer, is closed to come back")
+    func aResumePointAheadOfAnUnreadableCopyClosesTheStream() async throws {
+        let nodes = try await LaggingNode()
+        defer { nodes.close() }
+        let first = try await nodes.addShapeOnWriter()
+        let handle = try nodes.laggingHandle
+        // Node B's store stops answering (closed: every read fails at once).
+        nodes.stores[1].close()
+        let recorder = Recorder()
+        nodes.lagging.subscribe(recorder, to: handle, from: .after(first.version))
+        #expect(await recorder.waitForEnd(timeout: .seconds(20)))
+        #expect(recorder.events.map(\.kind) == [.closing])
+        #expect(
+            recorder.events.first.map { String(decoding: $0.payload, as: UTF8.self) }
+                == #"{"reason":"store-unavailable"}"#)
+    }
+
     @Test("a node that is the store's only writer judges a refusal on its copy, without reading the store")
     func aSingleNodeStoreIsNeverCaughtUpForARefusal() async throws {
         let fixture = try EngineFixture()

@@ -56,19 +56,25 @@ extension ScopeEngine {
     /// guard let handle = await engine.current(handle) else { throw ScopeError.scopeNotFound(name) }
     /// ```
     public func current(_ handle: ScopeHandle) async -> ScopeHandle? {
+        await currentReading(handle).handle
+    }
+
+    /// ``current(_:)``, and whether the copy is known to be current: false when the store did not
+    /// answer the read it needed (the handle returned is then the copy as it was).
+    func currentReading(_ handle: ScopeHandle) async -> (handle: ScopeHandle?, read: Bool) {
         let (read, lag, followed, since) = handle.runtime.withLock { runtime in
             let read = runtime.committed.version
             return (read, runtime.announcedVersion - read, handle.subscribers.count > 0, runtime.announcedAt)
         }
-        guard lag > 0 else { return handle }
+        guard lag > 0 else { return (handle, true) }
         let current =
             if !followed, lag > configuration.snapshotInterval {
-                await reload(handle.name, replacing: handle)
+                await reloadReading(handle.name, replacing: handle)
             } else {
-                await catchUp(handle.name)
+                await catchUpReading(handle.name)
             }
         // Counted as the follower's catch-ups are: one scope, late by the time it was left behind.
-        if let since, let current, current !== handle || current.version > read {
+        if let since, current.read, let caughtUp = current.handle, caughtUp !== handle || caughtUp.version > read {
             configuration.observer?.didCatchUp(records: 1, lag: .now - since)
         }
         return current

@@ -29,7 +29,13 @@ extension ScopeEngine {
     /// it. Loads it when this node does not host it yet. Returns the handle now live, if any.
     @discardableResult
     func catchUp(_ name: String) async -> ScopeHandle? {
-        guard let handle = handle(named: name) else { return await load(name) }
+        await catchUpReading(name).handle
+    }
+
+    /// ``catchUp(_:)``, and whether the store answered: when it did not, the handle returned is
+    /// the copy as it was (or nil for a scope this node could not load).
+    func catchUpReading(_ name: String) async -> (handle: ScopeHandle?, read: Bool) {
+        guard let handle = handle(named: name) else { return await loadReading(name) }
         var stalled = 0
         while stalled < 2 {
             let from = handle.version
@@ -37,12 +43,12 @@ extension ScopeEngine {
             do throws(StoreError) {
                 page = try await store.changes(scope: name, after: Int64(from), limit: 1000)
             } catch .historyTruncated {
-                return await reload(name, replacing: handle)
+                return await reloadReading(name, replacing: handle)
             } catch .scopeMissing {
-                return await confirmDeleted(name, handle: handle)
+                return (await confirmDeleted(name, handle: handle), true)
             } catch {
                 logger.warning("catch-up failed", metadata: ["scope": "\(name)", "error": "\(error)"])
-                return handle
+                return (handle, false)
             }
             // A record that does not apply, or a log that does not continue from our version (a
             // new incarnation of the name), makes no progress: twice, and the scope is reloaded.
@@ -53,40 +59,45 @@ extension ScopeEngine {
                     runtime.announcedVersion = min(runtime.announcedVersion, Int(page.currentVersion))
                     if runtime.announcedVersion <= runtime.committed.version { runtime.announcedAt = nil }
                 }
-                return handle
+                return (handle, true)
             }
             stalled = handle.version == from ? stalled + 1 : 0
         }
-        return await reload(name, replacing: handle)
+        return await reloadReading(name, replacing: handle)
     }
 
-    /// Loads a scope this node does not host (created elsewhere).
-    private func load(_ name: String) async -> ScopeHandle? {
+    /// Loads a scope this node does not host (created elsewhere), and whether the store answered.
+    private func loadReading(_ name: String) async -> (handle: ScopeHandle?, read: Bool) {
         do {
-            guard let recovered = try await store.recoverScope(named: name) else { return nil }
-            return try adoptIfAbsent(recovered)
+            guard let recovered = try await store.recoverScope(named: name) else { return (nil, true) }
+            return (try adoptIfAbsent(recovered), true)
         } catch {
             logger.warning(
                 "cannot load a scope created elsewhere", metadata: ["scope": "\(name)", "error": "\(error)"])
-            return nil
+            return (nil, false)
         }
     }
 
     func reload(_ name: String, replacing handle: ScopeHandle) async -> ScopeHandle? {
+        await reloadReading(name, replacing: handle).handle
+    }
+
+    /// ``reload(_:replacing:)``, and whether the store answered (when not: `handle`, as it was).
+    func reloadReading(_ name: String, replacing handle: ScopeHandle) async -> (handle: ScopeHandle?, read: Bool) {
         do {
             guard let recovered = try await store.recoverScope(named: name) else {
-                return await confirmDeleted(name, handle: handle)
+                return (await confirmDeleted(name, handle: handle), true)
             }
             // A copy the tombstone refuses is of a scope this node deletes or has deleted: that
             // delete decides the handle's fate (it puts it back if the store refuses).
             guard !isDeleted(recovered),
                 let reloaded = try host(restore(recovered), readAt: recovered.info.version, replacing: true)
-            else { return self.handle(named: name) }
+            else { return (self.handle(named: name), true) }
             logger.info("scope reloaded from the shared store", metadata: ["scope": "\(name)"])
-            return reloaded
+            return (reloaded, true)
         } catch {
             logger.warning("cannot reload a scope", metadata: ["scope": "\(name)", "error": "\(error)"])
-            return handle
+            return (handle, false)
         }
     }
 

@@ -18,11 +18,26 @@ extension ScopeEngine {
     /// engine.subscribe(recorder, to: handle, from: ResumePoint(lastEventID: "41"))
     /// ```
     public func subscribe(_ subscriber: any ScopeSubscriber, to handle: ScopeHandle, from point: ResumePoint) {
+        // A resume point ahead of this copy, on a shared store: another node served versions this
+        // one has not read yet (their notice may still be on its way). They are read first, or the
+        // subscriber would get a `reset` back to an older state.
+        var aheadOfCopy = false
+        if case .after(let version) = point, store is any SharedChangeLogStore {
+            aheadOfCopy = version > handle.version
+        }
         // A cold copy (ScopeEngine+ColdCopies.swift) catches up first: the subscriber starts from
         // the store's latest state rather than replaying what nobody here has read.
-        if handle.lagsStore, handle.subscriberCount == 0 {
+        if aheadOfCopy || (handle.lagsStore && handle.subscriberCount == 0) {
             Task {
-                guard let current = await current(handle) else {
+                let caughtUp = await aheadOfCopy ? catchUpReading(handle.name) : currentReading(handle)
+                guard caughtUp.read else {
+                    // The store did not answer: this copy cannot serve the point exactly. The
+                    // subscriber goes as every stream goes when the store stops answering: to
+                    // reconnect (behind a proxy, to another node) and resume from its point.
+                    subscriber.receive(Self.closingForOutage)
+                    return subscriber.end()
+                }
+                guard let current = caughtUp.handle else {
                     // Deleted while it caught up: the subscriber hears it as every other does.
                     subscriber.receive(.deleted(name: handle.name, version: handle.version))
                     return subscriber.end()
