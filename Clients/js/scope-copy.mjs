@@ -208,6 +208,10 @@ export class ScopeCopy {
         this.emit({ ...(notification ?? { version: this.version, local: false, fragments: [], removed: [] }), rejection });
         for (const listener of this.rejectionListeners) listener(rejection);
         this.settle(set, undefined, rejection);
+      } else if (set.echoedAt !== undefined) {
+        // The answer was lost, but the set's echo came on the stream: the server took it.
+        this.past.accepted(set.echoedAt);
+        this.settle(set, { version: set.echoedAt });
       } else {
         // resend, wait or backoff: the set goes back to the queue and is sent again with its key.
         this.core.retry(set);
@@ -248,12 +252,17 @@ export class ScopeCopy {
         if (notification?.gap) return { kind: StreamEnd.gap };
         if (notification?.inconsistent) return { kind: StreamEnd.inconsistent };
         this.emit(notification);
-        // Its echo: the server took the set, whatever becomes of the POST's answer. That answer can
-        // be lost (a connection dropped after the commit); the set has left `pending` and is never
-        // sent again, so its promise resolves here, or it would wait forever.
+        // Its echo: the server took the set, which has left `pending` and is never sent again.
+        // While its POST is in flight, the answer settles it as usual, and if that answer is lost
+        // (a connection dropped after the commit) the echo's version does (sendLoop). A set
+        // waiting to be resent is settled now, or its promise would wait forever.
         if (echo && !this.core.pending.includes(echo)) {
-          this.past.accepted(event.version);
-          this.settle(echo, { version: event.version });
+          if (echo.status === "inflight") {
+            echo.echoedAt = event.version;
+          } else {
+            this.past.accepted(event.version);
+            this.settle(echo, { version: event.version });
+          }
         }
         return undefined;
       }

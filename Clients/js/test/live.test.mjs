@@ -202,7 +202,7 @@ test("a POST whose answer is lost after the server applied it: the echo on the s
   await settled(server.url, name, [a]);
   armed = true;
   const { version } = await within(a.set(shape, { x: 30 }), "the move's promise");
-  assert.equal(lost, 1, "the move's answer was lost");
+  assert.equal(lost, 1, "the move's answer was lost, and the promise settled after that");
   assert.equal(a.get(shape).properties.x, 30);
   const state = await settled(server.url, name, [a]);
   assert.equal(version, state.version, "the move resolves with the version its echo carried");
