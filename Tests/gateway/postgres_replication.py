@@ -104,10 +104,13 @@ class ReplicatedPostgres:
                                     f"{self.second.log_tail()}")
             time.sleep(0.1)
 
-    def fail_over(self) -> float:
-        """Crashes the primary (`pg_ctl stop -m immediate`) and promotes the standby; returns how
-        long the promotion took, in seconds."""
+    def fail_over(self, between=None) -> float:
+        """Crashes the primary (`pg_ctl stop -m immediate`) and promotes the standby, calling
+        `between()` once the primary is gone and before the promotion; returns how long the
+        promotion took, in seconds."""
         self.first.stop(mode="immediate")
+        if between is not None:
+            between()
         started = time.monotonic()
         self.second.promote()
         self.primary = self.second
