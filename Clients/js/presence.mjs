@@ -32,6 +32,8 @@ export class Presence {
     this.pushing = null;
     this.again = false;
     this.refreshTimer = null;
+    /** When the last PUT was sent (ms since the epoch): its refresh is due half the ttl after. */
+    this.sentAt = null;
     /** After a (re)connection: members not announced again are dropped once the grace is over. */
     this.stale = new Set();
     this.staleTimer = null;
@@ -119,6 +121,8 @@ export class Presence {
   async put(data) {
     const path = `${this.path()}?ttl=${this.ttl}`;
     this.present = true;
+    // The server counts the ttl from when it receives the PUT, never before it was sent.
+    this.sentAt = Date.now();
     let response = await this.copy.request("PUT", path, data);
     if (response.status === 401) {
       await this.copy.connection.refreshToken();
@@ -127,11 +131,12 @@ export class Presence {
     if (!response.ok) throw await this.refusal("presence", response);
   }
 
-  /** Refreshed before it expires: at half the ttl, again after a failure. */
+  /** Refreshed before it expires: half the ttl after the last PUT was sent, again after a failure. */
   scheduleRefresh() {
     clearTimeout(this.refreshTimer);
     if (this.wanted === undefined || this.copy.closed) return;
-    this.refreshTimer = setTimeout(() => this.flush().catch(() => {}), (this.ttl * 1000) / 2);
+    const due = (this.sentAt ?? Date.now()) + (this.ttl * 1000) / 2;
+    this.refreshTimer = setTimeout(() => this.flush().catch(() => {}), Math.max(0, due - Date.now()));
   }
 
   /** One `event: presence` of this scope. */

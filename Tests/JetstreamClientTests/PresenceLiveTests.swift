@@ -29,7 +29,7 @@ struct PresenceLiveTests {
     func twoClients() async throws {
         try await LiveHarness.run { live in
             try await live.seed(labels: ["a"])
-            let ada = try await Self.open(live, ttl: .seconds(2))
+            let ada = try await Self.open(live, ttl: .seconds(3))
             let bob = try await Self.open(live)
             var bobSaw: [[PresenceMember]] = []
             bob.sync.presence.onChange { others in bobSaw.append(others) }
@@ -53,10 +53,10 @@ struct PresenceLiveTests {
             try await ada.sync.presence.set(["x": 20, "name": "Ada"])
             try await Poll.until("bob sees ada's update") { bob.sync.presence.others.first?.data["x"] == 20 }
 
-            // Ada's ttl is 2 s: she stays present because the sync announces her again every second.
-            let presencePath = "PUT /v1/scopes/\(live.scopeName)/presence/\(ada.client.presenceID)?ttl=2"
-            try await Poll.until("ada's presence is refreshed at least 4 times (\(ada.transport.requestLines))") {
-                ada.transport.requestLines.filter { $0 == presencePath }.count >= 6
+            // Ada's ttl is 3 s: she stays present because the sync announces her again every 1.5 s.
+            let presencePath = "PUT /v1/scopes/\(live.scopeName)/presence/\(ada.client.presenceID)?ttl=3"
+            try await Poll.until("ada's presence is refreshed at least 3 times (\(ada.transport.requestLines))") {
+                ada.transport.requestLines.filter { $0 == presencePath }.count >= 5
             }
             let adaID = ada.client.presenceID
             let lists = bobSaw.map { others in others.map(\.client) }

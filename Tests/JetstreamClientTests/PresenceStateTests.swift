@@ -44,7 +44,7 @@ struct PresenceStateTests {
         #expect(roster.members.isEmpty)
     }
 
-    @Test("each set is sent once; a refresh is due half the ttl after an accepted PUT")
+    @Test("each set is sent once; a refresh is due half the ttl after an accepted PUT was sent")
     func refreshAtHalfTheTTL() {
         let ttl = Duration.seconds(30)
         var own = OwnPresence()
@@ -54,24 +54,28 @@ struct PresenceStateTests {
         #expect(first == 1 && second == 2)
         let put = try! #require(own.next(at: .zero, ttl: ttl))
         #expect(put.generation == 2 && put.data == ["x": 2], "only the newest data is sent")
-        own.answered(2, accepted: true, at: .seconds(1))
+        // Sent at 1 s, answered at 3 s: the server's ttl started between the two, so the refresh
+        // counts from the send.
+        own.answered(2, accepted: true, sentAt: .seconds(1), at: .seconds(3))
         #expect(own.next(at: .seconds(15), ttl: ttl) == nil)
         #expect(!own.isRefreshDue(at: .seconds(15), ttl: ttl))
+        #expect(own.untilRefresh(at: .seconds(15), ttl: ttl) == .seconds(1))
         #expect(own.isRefreshDue(at: .seconds(16), ttl: ttl))
         #expect(own.next(at: .seconds(16), ttl: ttl)?.generation == 2, "a refresh sends the same data")
-        own.answered(2, accepted: true, at: .seconds(16))
+        own.answered(2, accepted: true, sentAt: .seconds(16), at: .seconds(16))
         #expect(!own.isRefreshDue(at: .seconds(30), ttl: ttl))
+        #expect(own.isRefreshDue(at: .seconds(31), ttl: ttl))
     }
 
     @Test("a failed PUT is tried again after an eighth of the ttl (at least a second), not in a loop")
     func retryAfterFailure() {
         var own = OwnPresence()
         _ = own.set(["x": 1])
-        own.answered(1, accepted: false, at: .seconds(2))
+        own.answered(1, accepted: false, sentAt: .seconds(1), at: .seconds(2))
         #expect(own.next(at: .seconds(2), ttl: .seconds(4)) == nil, "answered: no loop")
         #expect(own.next(at: .seconds(2.9), ttl: .seconds(4)) == nil)
         #expect(own.next(at: .seconds(3), ttl: .seconds(4))?.generation == 1)
-        own.answered(1, accepted: false, at: .seconds(3))
+        own.answered(1, accepted: false, sentAt: .seconds(3), at: .seconds(3))
         #expect(own.next(at: .seconds(6), ttl: .seconds(40)) == nil)
         #expect(own.next(at: .seconds(8), ttl: .seconds(40)) != nil)
     }
@@ -85,7 +89,7 @@ struct PresenceStateTests {
         let notAnswered = own.leave()
         #expect(!notAnswered, "set but not answered yet")
         _ = own.set(["x": 1])
-        own.answered(2, accepted: true, at: .zero)
+        own.answered(2, accepted: true, sentAt: .zero, at: .zero)
         let announced = own.leave()
         #expect(announced)
         #expect(own.next(at: .seconds(100), ttl: .seconds(30)) == nil)

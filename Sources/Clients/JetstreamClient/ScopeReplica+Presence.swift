@@ -24,11 +24,12 @@ extension ScopeReplica {
         let seconds = max(1, min(300, Int(ttl.components.seconds)))
         for await _ in presenceWakeups {
             while !isStopped, let put = ownPresence.next(at: presenceNow, ttl: ttl) {
+                let sentAt = presenceNow
                 let answer = try? await client.request(
                     "PUT", presencePath, query: [URLQueryItem(name: "ttl", value: String(seconds))],
                     body: .object(put.data))
                 let accepted = answer.map { (200..<300).contains($0.status) } ?? false
-                ownPresence.answered(put.generation, accepted: accepted, at: presenceNow)
+                ownPresence.answered(put.generation, accepted: accepted, sentAt: sentAt, at: presenceNow)
                 let result: Result<Void, ClientError> =
                     switch answer {
                     case .some where accepted: .success(())
@@ -40,11 +41,15 @@ extension ScopeReplica {
         }
     }
 
-    /// Wakes the announcer when a refresh is due (half the ttl after the last accepted `PUT`).
+    /// Wakes the announcer when a refresh is due (half the ttl after the last accepted `PUT` was
+    /// sent). It sleeps until then, checking at least every eighth of the ttl, since a `PUT` or a
+    /// set in between moves the moment.
     func refreshPresence(isolation: isolated any Actor) async {
         let ttl = client.configuration.presenceTTL
+        let longest = max(ttl / 8, .milliseconds(100))
         while !isStopped && !Task.isCancelled {
-            try? await Task.sleep(for: max(ttl / 8, .milliseconds(100)))
+            let wait = ownPresence.untilRefresh(at: presenceNow, ttl: ttl) ?? longest
+            try? await Task.sleep(for: min(longest, max(wait, .milliseconds(20))))
             if ownPresence.isRefreshDue(at: presenceNow, ttl: ttl) { wakePresence.yield() }
         }
     }
