@@ -51,6 +51,8 @@ BASE = {
 }
 
 CHECK_TIMEOUT = 120
+# The members of `check-schema --format json`'s object.
+REPORT_KEYS = ("fits", "scopes", "objects", "fixed", "problems")
 LOG_TIMEOUT = 30.0
 SCHEMA_ETAG = re.compile(r'^"([0-9a-f]{16,})"$')
 
@@ -151,7 +153,7 @@ class Evolution:
         except json.JSONDecodeError:
             pytest.fail(f"check-schema --format json printed no JSON object (exit "
                         f"{result.returncode}):\nstdout: {result.stdout}\nstderr: {result.stderr}")
-        assert isinstance(report, dict), report
+        assert isinstance(report, dict) and set(REPORT_KEYS) <= set(report), report
         return result.returncode, report
 
     def log(self) -> str:
@@ -227,6 +229,14 @@ def whole_history(api: Api, name: str) -> list[dict]:
             return changesets
         changesets += page
         since = page[-1]["version"]
+
+
+def past_state(api: Api, name: str, version: int) -> dict:
+    """`GET /v1/scopes/{name}?version=N` (docs/history.md): the state as it was."""
+    response = api.http.get(f"/v1/scopes/{name}", params={"version": version})
+    assert response.status_code == 200, response.text
+    assert response.json()["version"] == version
+    return response.json()
 
 
 def without(properties: dict, *names: str) -> dict:
@@ -308,6 +318,7 @@ def test_a_removed_property_leaves_states_events_and_history(evolution):
     api.apply(board.name, [change(board.cards[1], "Card", points=5, note="changed note")])
     before = api.state(board.name)
     history = whole_history(api, board.name)
+    past = past_state(api, board.name, 3)
     assert "note" in card_property_names(before["fragments"])
     assert len(history) == 4
 
@@ -316,6 +327,7 @@ def test_a_removed_property_leaves_states_events_and_history(evolution):
     assert api.state(board.name) == expected
     assert whole_history(api, board.name) == history_with_cards(
         history, lambda p: without(p, "note"))
+    assert past_state(api, board.name, 3) == state_with_cards(past, lambda p: without(p, "note"))
 
     with SSEStream(evolution.server.url, events_path(board.name)) as stream:
         assert stream.expect_event().json() == expected
@@ -383,6 +395,7 @@ def test_renamed_from_carries_stored_values_to_the_new_name(evolution):
     api.apply(board.name, [change(board.cards[1], "Card", points=4)])
     before = api.state(board.name)
     history = whole_history(api, board.name)
+    past = past_state(api, board.name, 3)
 
     renaming = evolve(BASE, Card={"points": None,
                                   "score": {"type": "Int32", "renamedFrom": "points"}})
@@ -396,6 +409,8 @@ def test_renamed_from_carries_stored_values_to_the_new_name(evolution):
     # History is read through the same translation.
     assert whole_history(api, board.name) == history_with_cards(
         history, lambda p: renamed(p, "points", "score"))
+    assert past_state(api, board.name, 3) == state_with_cards(
+        past, lambda p: renamed(p, "points", "score"))
 
     served = api.http.get("/v1/schema").json()["models"]["Card"]
     assert served["score"]["renamedFrom"] == "points"
@@ -494,21 +509,30 @@ def test_check_schema_exits_0_when_the_schema_fits_the_stored_data(evolution):
                      rf"{data.objects} objects \(0 values fixed by onInvalid\)", text), text
     code, report = evolution.check_json(wider)
     assert code == 0, report
-    assert report == {"fits": True, "scopes": 2, "objects": data.objects, "fixed": 0,
-                      "problems": []}
+    assert {key: report.get(key) for key in REPORT_KEYS} == {
+        "fits": True, "scopes": 2, "objects": data.objects, "fixed": 0, "problems": []}, report
     api = evolution.serve(wider)
     for name, state in data.before.items():
         assert api.state(name) == state
 
 
-def test_check_schema_with_a_store_exits_2_for_an_invalid_file(evolution):
+INVALID_FILES = {
+    "unknown type": {"type": "Huge"},
+    "onInvalid null on a property that is not nullable": {
+        "type": "Int32", "max": 5, "onInvalid": "null"},
+    "unknown onInvalid choice": {"type": "Int32", "max": 5, "onInvalid": "explode"},
+}
+
+
+@pytest.mark.parametrize("case", sorted(INVALID_FILES))
+def test_check_schema_exits_2_for_an_invalid_file_with_or_without_a_store(evolution, case):
     evolution.serve(BASE)
-    bad = evolution.write({"models": {"Card": {"points": "Huge"}}}, "broken.yaml")
+    bad = evolution.write(evolve(BASE, Card={"points": INVALID_FILES[case]}), "broken.yaml")
     for store in (False, True):
         result = evolution.check(bad, store=store)
         message = result.stdout + result.stderr
-        assert result.returncode == 2, message
-        assert "broken.yaml" in message and "points" in message, message
+        assert result.returncode == 2, f"store={store}: {message}"
+        assert "broken.yaml" in message and "Card" in message and "points" in message, message
 
 
 ON_INVALID = {
@@ -626,6 +650,13 @@ def test_a_stream_open_across_a_schema_change_resumes_with_a_reset(evolution, re
         event = stream.expect_event()
         assert (event.type, event.id) == ("changeset", str(live["version"]))
         assert event.json() == as_event(live)
+    # A resume point written under the new schema resumes as usual.
+    later = api.apply(board.name, [change(board.cards[2], "Card", rank=4)])
+    with SSEStream(evolution.server.url, events_path(board.name),
+                   {"Last-Event-ID": event.id}) as stream:
+        event = stream.expect_event()
+        assert (event.type, event.id) == ("changeset", str(later["version"]))
+        assert event.json() == as_event(later)
 
 
 # -- 4. the schema's ETag -----------------------------------------------------------------------
