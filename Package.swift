@@ -222,7 +222,8 @@ let package = Package(
         .executableTarget(
             name: "JetstreamCLI",
             dependencies: [
-                "JetstreamModel", "HTTPServer", "Store", "Gateway", "GatewayServer", "SocketLoop", "LoadGenerator",
+                "JetstreamModel", "HTTPServer", "Store", "ScopeEngine", "Gateway", "GatewayServer", "SocketLoop",
+                "LoadGenerator",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

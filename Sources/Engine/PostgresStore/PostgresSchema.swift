@@ -10,7 +10,7 @@ import Store
 /// append; `COMMIT`) without savepoints, and one refused append never aborts the others.
 enum PostgresSchema {
     /// The version this build writes; a database at a newer one is refused.
-    static let version = 2
+    static let version = 3
 
     /// Codes the write functions return (`code`, `current`).
     enum Code: Int64 {
@@ -169,6 +169,12 @@ enum PostgresSchema {
         END $$;
         """#
 
+    /// Version 3: what the store keeps about itself, by key (the record of the model schema the
+    /// nodes serve, see `docs/schema-evolution.md`).
+    static let versionThree = """
+        CREATE TABLE IF NOT EXISTS jetstream.metadata (key text PRIMARY KEY, value bytea NOT NULL);
+        """
+
     /// Version 2: snapshots stay back to the retention base (the newest snapshot at least N
     /// versions old), and the log is pruned up to that base, so every version still readable has a
     /// snapshot at or before it (reads of the past). Version 1 kept only the latest snapshot.
@@ -222,6 +228,10 @@ enum PostgresSchema {
             if current < 2 {
                 try connection.execute(versionTwo, operation: "migrate to schema version 2")
                 try connection.query("INSERT INTO jetstream.schema_version (version) VALUES (2)")
+            }
+            if current < 3 {
+                try connection.execute(versionThree, operation: "migrate to schema version 3")
+                try connection.query("INSERT INTO jetstream.schema_version (version) VALUES (3)")
             }
             try connection.execute("COMMIT", operation: "commit the migration")
         } catch {

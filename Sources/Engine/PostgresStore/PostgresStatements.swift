@@ -26,6 +26,14 @@ enum PostgresStatements {
     static let writeSnapshot = PGStatement(
         "js_write_snapshot", "SELECT code, current FROM jetstream.write_snapshot($1, $2, $3, $4)",
         types: [text, int8, bytea, int8])
+    /// The store's own metadata (the schema record): one upsert, answered like the functions.
+    static let writeMetadata = PGStatement(
+        "js_write_metadata",
+        """
+        INSERT INTO jetstream.metadata (key, value) VALUES ($1, $2)
+        ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
+        RETURNING 0::bigint AS code, 0::bigint AS current
+        """, types: [text, bytea])
     /// Its own transaction after the data commit, without waiting for its own WAL flush (a hint).
     static let notify = PGStatement(
         "js_notify", "SELECT set_config('synchronous_commit', 'off', true), pg_notify('\(channel)', $1)", types: [text])
@@ -42,7 +50,7 @@ enum PostgresStatements {
         "js_expire_keys", "DELETE FROM jetstream.idempotency WHERE created_at < $1", types: [int8])
 
     static let writes = [
-        append, recordRejection, createScope, deleteScope, writeSnapshot, notify, retention, expireKeys,
+        append, recordRejection, createScope, deleteScope, writeSnapshot, writeMetadata, notify, retention, expireKeys,
     ]
 
     // MARK: Reads (each one statement: one snapshot of the database)

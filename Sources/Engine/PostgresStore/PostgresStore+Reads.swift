@@ -8,6 +8,13 @@ extension PostgresStore {
         }
     }
 
+    public func metadata(key: String) async throws(StoreError) -> [UInt8]? {
+        try await readers.read { connection throws(StoreError) in
+            let result = try connection.query("SELECT value FROM jetstream.metadata WHERE key = $1", [.text(key)])
+            return result.rowCount == 0 ? nil : result.bytes(row: 0, column: 0)
+        }
+    }
+
     public func listScopes(after: String?, limit: Int) async throws(StoreError) -> [ScopeInfo] {
         guard limit >= 0 else { throw .invalidArgument("limit must be ≥ 0, got \(limit)") }
         return try await readers.read { connection throws(StoreError) in

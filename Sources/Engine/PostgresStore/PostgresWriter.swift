@@ -85,7 +85,7 @@ extension WriteOperation {
         case .recordRejection(let scope, _, _), .writeSnapshot(let scope, _, _, _): scope
         case .createScope(let descriptor, _, _): descriptor.name
         case .deleteScope(let name, _): name
-        case .applyRetention, .expireIdempotencyRecords: ""
+        case .applyRetention, .expireIdempotencyRecords, .writeMetadata: ""
         }
     }
 
@@ -96,6 +96,7 @@ extension WriteOperation {
         case .createScope: "create scope"
         case .deleteScope: "delete scope"
         case .writeSnapshot: "write snapshot"
+        case .writeMetadata: "write metadata"
         case .applyRetention: "retention"
         case .expireIdempotencyRecords: "expire keys"
         }
@@ -145,6 +146,8 @@ extension WriteOperation {
             return (
                 PostgresStatements.writeSnapshot, [.text(scope), .int64(version), .bytes(snapshot), .int64(retained)]
             )
+        case .writeMetadata(let key, let value, _):
+            return (PostgresStatements.writeMetadata, [.text(key), .bytes(value)])
         case .applyRetention, .expireIdempotencyRecords:
             preconditionFailure("maintenance is not a row call")
         }
@@ -193,7 +196,7 @@ extension WriteOperation {
         case .success(let version):
             switch self {
             case .append(_, let completion), .recordRejection(_, _, let completion),
-                .writeSnapshot(_, _, _, let completion):
+                .writeSnapshot(_, _, _, let completion), .writeMetadata(_, _, let completion):
                 completion(.success(()))
             case .createScope(_, _, let completion), .deleteScope(_, let completion): completion(.success(version))
             case .applyRetention(let completion), .expireIdempotencyRecords(let completion):

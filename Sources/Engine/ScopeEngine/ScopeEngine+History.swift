@@ -40,7 +40,8 @@ extension ScopeEngine {
             do {
                 let page = try await store.changes(scope: handle.name, after: Int64(since), limit: limit)
                 return HistoryPage(
-                    current: current, payloads: page.records.filter { $0.version <= current }.map(\.payload))
+                    current: current,
+                    payloads: page.records.filter { $0.version <= current }.map { servedPayload($0.payload) })
             } catch .historyTruncated {
                 throw handle.runtime.withLock { historyGone(handle, since, $0) }
             } catch .scopeMissing {

@@ -1,4 +1,5 @@
 import Foundation
+import JetstreamJSON
 import JetstreamModel
 import Store
 import Synchronization
@@ -14,16 +15,28 @@ public struct RecoveryError: Error, CustomStringConvertible {
 
 extension ScopeEngine {
     /// Loads every stored scope: its latest snapshot, then the change sets logged after it,
-    /// re-applied through the model core. Returns the number of scopes and change sets replayed.
+    /// re-applied through the model core — through ``StoredDataTranslation`` when the store was
+    /// last served with another schema. Stored objects the schema refuses stop it, all of them
+    /// named (``SchemaFitReport``), before anything is hosted. Returns the number of scopes and
+    /// change sets replayed.
     @discardableResult
     public func recover() async throws -> (scopes: Int, replayed: Int) {
+        let record = try await storedSchemaRecord()
+        let changed = record?.fingerprint != schema.fingerprint
+        evolution.withLock { evolution in
+            evolution.translates = changed || store is any SharedChangeLogStore
+            evolution.boundaries = record?.boundaries ?? [:]
+        }
         var loaded: [ScopeHandle] = []
         var replayed = 0
+        var report = SchemaFitReport()
         try await store.recover { scope in
-            loaded.append(try restore(scope))
+            if let handle = try restore(scope, into: &report) { loaded.append(handle) }
             replayed += scope.tail.count
         }
+        guard report.fits else { throw report }
         apply(directory.withLock { $0.recovered(loaded) })
+        if changed { try await recordSchema(replacing: record, heads: loaded, report: report) }
         return (loaded.count, replayed)
     }
 
@@ -51,73 +64,41 @@ extension ScopeEngine {
     }
 
     /// A live handle for `scope`: the snapshot, then the tail replayed (the newest ones also
-    /// kept in the resume buffer).
+    /// kept in the resume buffer, as the current schema reads them). Values the schema refuses
+    /// load as their defaults (recovery at start refuses them first, see ``recover()``).
     func restore(_ scope: RecoveredScope) throws -> ScopeHandle {
+        var report = SchemaFitReport()
+        return try restore(scope, into: &report, strict: false)!
+    }
+
+    /// ``restore(_:)`` that adds the scope to `report`; nil when its stored objects do not fit the
+    /// schema (`strict`) or, while translating, it cannot be read under it at all.
+    func restore(
+        _ scope: RecoveredScope, into report: inout SchemaFitReport, strict: Bool = true
+    ) throws -> ScopeHandle? {
         var recent = RecentChangeSets(capacity: configuration.resumeBufferSize)
-        let state = try rebuild(scope) { record in
-            recent.append(ScopeEvent(kind: .changeset, version: Int(record.version), payload: record.payload))
+        let loaded: (state: ScopeState, translation: StoredDataTranslation?)
+        do {
+            loaded = try load(scope) { record, payload in
+                recent.append(ScopeEvent(kind: .changeset, version: Int(record.version), payload: payload))
+            }
+        } catch {
+            // While translating, a scope the schema cannot read is part of the report.
+            guard strict && evolution.withLock({ $0.translates }) else { throw error }
+            report.failures.append(.init(scope: error.scope, version: error.version, message: error.message))
+            return nil
+        }
+        report.scopes += 1
+        report.objects += loaded.state.count
+        if let translation = loaded.translation {
+            report.fixedValues += translation.fixedValues
+            let problems = translation.problems
+            report.problems += problems.map { SchemaFitReport.Problem(scope: scope.info.name, problem: $0) }
+            if strict && !problems.isEmpty { return nil }
         }
         let handle = makeHandle(
-            name: scope.info.name, state: state, oldestResumable: Int(scope.info.oldestResumableVersion))
+            name: scope.info.name, state: loaded.state, oldestResumable: Int(scope.info.oldestResumableVersion))
         handle.runtime.withLock { $0.recent = recent }
         return handle
-    }
-
-    /// The state `scope` was read at: its snapshot, then its tail replayed (each record handed to
-    /// `replayed` once applied).
-    func rebuild(
-        _ scope: RecoveredScope, replayed: (ChangeRecord) -> Void = { _ in }
-    ) throws(RecoveryError) -> ScopeState {
-        let name = scope.info.name
-        func failure(_ version: Int64, _ message: String) -> RecoveryError {
-            RecoveryError(scope: name, version: Int(version), message: message)
-        }
-        let snapshot: JSONValue
-        do {
-            snapshot = try JSONParser.parse(scope.snapshot)
-        } catch {
-            throw failure(scope.snapshotVersion, "snapshot is not JSON: \(error)")
-        }
-        guard let rootText = snapshot["rootUUID"]?.string, let rootUUID = UUID(wireString: rootText),
-            let fragmentValues = snapshot["fragments"]?.array
-        else { throw failure(scope.snapshotVersion, "snapshot lacks rootUUID or fragments") }
-        var state: ScopeState
-        do {
-            let fragments = try fragmentValues.map { value throws(FragmentError) in try SyncFragment(json: value) }
-            state = try ScopeState(
-                importing: fragments, rootUUID: rootUUID, version: Int(scope.snapshotVersion), schema: schema)
-        } catch {
-            throw failure(scope.snapshotVersion, "snapshot does not load: \(error)")
-        }
-        for record in scope.tail {
-            state = try replay(record, onto: state, scope: name)
-            replayed(record)
-        }
-        return state
-    }
-
-    /// Applies a change set that is already durable (logged here before a restart, or committed by
-    /// another node) through the model core, without limits: it was accepted once.
-    func replay(_ record: ChangeRecord, onto state: ScopeState, scope name: String) throws(RecoveryError) -> ScopeState
-    {
-        func failure(_ message: String) -> RecoveryError {
-            RecoveryError(scope: name, version: Int(record.version), message: message)
-        }
-        let payload: JSONValue
-        do {
-            payload = try JSONParser.parse(record.payload)
-        } catch {
-            throw failure("logged change set is not JSON: \(error)")
-        }
-        guard let fragments = payload["fragments"]?.array else { throw failure("logged change set has no fragments") }
-        switch state.applying(ChangeSet(json: fragments), schema: schema, limits: .unlimited) {
-        case .accepted(let applied) where applied.state.version == Int(record.version):
-            return applied.state
-        case .accepted(let applied):
-            throw failure("replay produced version \(applied.state.version)")
-        case .rejected(let replies):
-            let reason = replies.compactMap(\.error).first.map { "\($0)" } ?? "rejected"
-            throw failure("the schema no longer accepts it: \(reason)")
-        }
     }
 }

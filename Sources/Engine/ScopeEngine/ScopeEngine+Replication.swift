@@ -40,9 +40,9 @@ extension ScopeEngine {
                     of: handle, runtime: &runtime)
                 return .applied
             }
-            let state = try replay(record, onto: runtime.committed, scope: handle.name)
+            let (state, payload) = try replayed(record, onto: runtime.committed, scope: handle.name)
             publish(
-                ScopeEvent(kind: .changeset, version: version, payload: record.payload), state: state, of: handle,
+                ScopeEvent(kind: .changeset, version: version, payload: payload), state: state, of: handle,
                 runtime: &runtime)
             // The store's head is now a version we did not write: appends built on it carry no
             // parent token (nothing to check); ours staged on the older state fail at the store

@@ -50,6 +50,11 @@ extension ScopeEngine {
     }
 
     private func register(_ subscriber: any ScopeSubscriber, to handle: ScopeHandle, from point: ResumePoint) {
+        var point = point
+        // A copy read under the schema before this one cannot take change sets on top: reset.
+        if case .after(let version) = point, let boundary = schemaBoundary(of: handle.name), version <= boundary {
+            point = .unknown
+        }
         var lagging = false
         let storeRead: Int? = handle.runtime.withLock { runtime in
             // Checked under the lock an unsubscription takes too: either that removal finds this
@@ -150,7 +155,7 @@ extension ScopeEngine {
                 case .records(let tail):
                     let buffered = tail.flatMap { runtime.recent.events(after: $0.lowerBound - 1) } ?? []
                     let fromStore = read.map {
-                        ScopeEvent(kind: .changeset, version: Int($0.version), payload: $0.payload)
+                        ScopeEvent(kind: .changeset, version: Int($0.version), payload: servedPayload($0.payload))
                     }
                     handle.subscribers.add(
                         subscriber, catchUp: fromStore + buffered + presenceJoins(of: handle, &runtime))

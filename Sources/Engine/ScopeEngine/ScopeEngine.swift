@@ -26,6 +26,9 @@ public final class ScopeEngine: Sendable {
     /// Expires presence members (ScopeEngine+Presence.swift).
     let presenceSweeper = PresenceSweeper()
     private let draining = Atomic<Bool>(false)
+    /// Whether stored data is translated to the schema, and where each scope's schema began
+    /// (SchemaEvolution/).
+    let evolution = Mutex(SchemaEvolution())
 
     public init(configuration: ScopeEngineConfiguration, store: any ChangeLogStore, logger: Logger) {
         self.configuration = configuration

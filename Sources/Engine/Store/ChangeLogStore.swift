@@ -63,6 +63,13 @@ public protocol ChangeLogStore: Sendable {
     /// Calls `body` once per live scope, in name order, with its latest snapshot and the log after it.
     func recover(_ body: (RecoveredScope) throws -> Void) async throws
 
+    /// What the store keeps about itself under `key` (nil when nothing): the engine records the
+    /// schema it serves under `schema`.
+    func metadata(key: String) async throws(StoreError) -> [UInt8]?
+
+    /// Stores `value` under `key`, durably, replacing what was there.
+    func writeMetadata(key: String, value: [UInt8]) async throws(StoreError)
+
     /// Runs retention over every scope now (it also runs in the background); returns the records pruned.
     func applyRetention() async throws(StoreError) -> Int
 

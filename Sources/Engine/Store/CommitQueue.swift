@@ -128,6 +128,7 @@ package enum WriteOperation: Sendable {
     case createScope(ScopeDescriptor, snapshot: [UInt8], Completion<Int64>)
     case deleteScope(String, Completion<Int64>)
     case writeSnapshot(scope: String, version: Int64, snapshot: [UInt8], Completion<Void>)
+    case writeMetadata(key: String, value: [UInt8], Completion<Void>)
     case applyRetention(Completion<Int>)
     case expireIdempotencyRecords(Completion<Int>)
 
@@ -135,7 +136,7 @@ package enum WriteOperation: Sendable {
     package func fail(_ error: StoreError) {
         switch self {
         case .append(_, let completion), .recordRejection(_, _, let completion),
-            .writeSnapshot(_, _, _, let completion):
+            .writeSnapshot(_, _, _, let completion), .writeMetadata(_, _, let completion):
             completion(.failure(error))
         case .createScope(_, _, let completion), .deleteScope(_, let completion): completion(.failure(error))
         case .applyRetention(let completion), .expireIdempotencyRecords(let completion): completion(.failure(error))

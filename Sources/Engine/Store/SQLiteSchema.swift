@@ -48,6 +48,10 @@ enum SQLiteSchema {
         PRAGMA user_version=1;
         """
 
+    /// What the store keeps about itself, by key: `schema` is the record of the model schema it
+    /// was last served with (see `docs/schema-evolution.md`).
+    static let metadata = "CREATE TABLE IF NOT EXISTS metadata(key TEXT PRIMARY KEY, value BLOB NOT NULL)"
+
     /// Switches to WAL and creates the tables on first use; refuses a file of another schema version.
     static func prepare(_ connection: SQLiteConnection) throws(StoreError) {
         let mode = try connection.scalarText("PRAGMA journal_mode=WAL")
@@ -66,6 +70,8 @@ enum SQLiteSchema {
                 throw StoreError.corrupt(
                     path: connection.path, message: "schema version \(found) is not the supported \(version)")
             }
+            // Added after version 1 shipped; older files gain it here, and older binaries ignore it.
+            try connection.execute(metadata)
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")

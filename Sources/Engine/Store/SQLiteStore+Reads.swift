@@ -10,6 +10,15 @@ extension SQLiteStore {
         }
     }
 
+    public func metadata(key: String) throws(StoreError) -> [UInt8]? {
+        try read { connection throws(StoreError) in
+            let statement = try connection.statement("SELECT value FROM metadata WHERE key = ?1")
+            try statement.bind(key)
+            defer { statement.reset() }
+            return try statement.step() ? statement.blob(0) : nil
+        }
+    }
+
     public func listScopes(after: String?, limit: Int) throws(StoreError) -> [ScopeInfo] {
         guard limit >= 0 else { throw .invalidArgument("limit must be ≥ 0, got \(limit)") }
         return try read { connection throws(StoreError) in

@@ -124,6 +124,12 @@ final class SQLiteWriter {
                 inSavepoint { () throws(StoreError) in try createScope(descriptor, snapshot: snapshot) }, completion)
         case .deleteScope(let name, let completion):
             return finisher(inSavepoint { () throws(StoreError) in try deleteScope(name) }, completion)
+        case .writeMetadata(let key, let value, let completion):
+            return finisher(
+                inSavepoint { () throws(StoreError) in
+                    try connection.statement("INSERT OR REPLACE INTO metadata(key, value) VALUES(?1, ?2)")
+                        .bind(key, value).run()
+                }, completion)
         case .writeSnapshot(let scope, let version, let snapshot, let completion):
             return finisher(
                 inSavepoint { () throws(StoreError) in

@@ -82,7 +82,11 @@ public struct Gateway: Sendable {
             HTTPServerResponse(
                 status: .ok, headerFields: [.contentType: "application/yaml"], body: Self.openAPIDocument)
         }
-        router.get("/v1/schema") { [schemaJSON] _, _ in .json(schemaJSON) }
+        // The schema's fingerprint is its ETag: a client revalidates with `If-None-Match` (after a
+        // `reset`, say) and learns in a `304` that nothing changed.
+        let schemaAsset = StaticAsset(
+            body: schemaJSON, contentType: "application/json", entityTag: engine.schema.fingerprint)
+        router.get("/v1/schema") { request, _ in schemaAsset.response(to: request) }
         addScopeRoutes(to: &router)
         addChangeSetRoutes(to: &router)
         addObjectRoutes(to: &router)

@@ -13,21 +13,3 @@ struct JetstreamCommand: AsyncParsableCommand {
         ],
         defaultSubcommand: ServeCommand.self)
 }
-
-/// `jetstream check-schema FILE`: validates a schema file the way `serve --schema` loads it.
-struct CheckSchemaCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "check-schema", abstract: "Validate a model schema file (YAML or JSON).")
-
-    @Argument(help: "The schema file.") var file: String
-
-    func run() throws {
-        do {
-            let schema = try Schema.load(from: URL(fileURLWithPath: file))
-            print("\(file): ok — \(schema.classes.count) classes, \(schema.scopes.count) scope rules")
-        } catch {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            throw ExitCode(1)
-        }
-    }
-}

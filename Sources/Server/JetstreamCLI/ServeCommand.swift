@@ -5,6 +5,7 @@ import GatewayServer
 import HTTPServer
 import JetstreamModel
 import Logging
+import ScopeEngine
 import ServiceLifecycle
 import SocketLoop
 import Store
@@ -208,6 +209,14 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as AccessPolicyError {
             logger.critical("cannot configure auth", metadata: ["error": "\(error)"])
             throw ExitCode(78)
+        } catch let report as SchemaFitReport {
+            // Every stored object the schema refuses, one per line: the operator fixes them all at
+            // once (or declares `onInvalid`), not one per restart.
+            logger.critical(
+                "the stored data does not fit the schema",
+                metadata: ["problems": "\(report.problems.count)", "unreadable": "\(report.failures.count)"])
+            FileHandle.standardError.write(Data((report.description + "\n").utf8))
+            throw ExitCode(1)
         }
         let shownHost = host.contains(":") ? "[\(host)]" : host
         let boundPort = server.port

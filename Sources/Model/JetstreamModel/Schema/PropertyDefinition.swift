@@ -16,12 +16,19 @@ public struct PropertyDefinition: Sendable, Hashable {
     /// Whether the schema named a default (rather than the type's zero or `null`).
     public let hasExplicitDefault: Bool
     public let constraints: PropertyConstraints
+    /// The name this property was stored under before a rename (`renamedFrom:`): a stored object
+    /// that has a value under that name and none under ``name`` loads it as this property's value.
+    public let renamedFrom: String?
+    /// What loading does with a stored value this property now refuses (`onInvalid:`); without
+    /// one, such a value stops the server from starting and `check-schema` reports it.
+    public let onInvalid: InvalidValuePolicy?
 
     /// A property; without `defaultValue` it defaults to `null` when nullable, else the type's zero.
     /// ``Schema/init(classes:scopes:)`` checks the definition (default included) against its type.
     public init(
         name: String, type: PropertyType, isNullable: Bool = false, defaultValue: Value? = nil,
-        constraints: PropertyConstraints = PropertyConstraints()
+        constraints: PropertyConstraints = PropertyConstraints(), renamedFrom: String? = nil,
+        onInvalid: InvalidValuePolicy? = nil
     ) {
         self.name = name
         self.type = type
@@ -29,7 +36,26 @@ public struct PropertyDefinition: Sendable, Hashable {
         self.hasExplicitDefault = defaultValue != nil
         self.defaultValue = defaultValue ?? (isNullable ? .null : Value.zero(of: type))
         self.constraints = constraints
+        self.renamedFrom = renamedFrom
+        self.onInvalid = onInvalid
     }
+}
+
+/// What loading stored data does with a value its property now refuses (a schema's `onInvalid:`).
+///
+/// ```yaml
+/// rank: { type: Int16, min: 0, max: 10, onInvalid: clamp }   # a stored 14 loads as 10
+/// ```
+public enum InvalidValuePolicy: String, Sendable, Hashable, CaseIterable {
+    /// The property's default.
+    case `default`
+    /// The nearest value that fits: a number into `min`…`max` and its type's range, a string cut to
+    /// `maxLength`, a collection cut to `maxCount` (its elements clamped); anything else its default.
+    case clamp
+    /// `null` (the property must be nullable).
+    case null
+    /// The whole object leaves the scope: references to it become `null`, collections drop it.
+    case removeObject = "remove-object"
 }
 
 /// Optional constraints on a property. `min`/`max` apply to numbers, `maxLength`/`pattern` to

@@ -47,6 +47,37 @@ extension PropertyDefinition {
         if let maxCount = constraints.maxCount {
             object.appendUnchecked(key: "maxCount", value: .number(JSONNumber(maxCount)))
         }
+        if let renamedFrom { object.appendUnchecked(key: "renamedFrom", value: .string(renamedFrom)) }
+        if let onInvalid { object.appendUnchecked(key: "onInvalid", value: .string(onInvalid.rawValue)) }
         return .object(object)
+    }
+}
+
+extension Schema {
+    /// The schema's identity: 32 hex digits from its long-form JSON (two 64-bit FNV-1a hashes with
+    /// different offsets). Equal schemas have equal fingerprints; any change to a class, property,
+    /// constraint or scope rule changes it. `GET /v1/schema` serves it as its `ETag`, and the store
+    /// records it to know when it is served under another schema. An identity, not a signature.
+    ///
+    /// ```swift
+    /// Schema.demo.fingerprint   // "9c1d…" (32 hex digits)
+    /// ```
+    public var fingerprint: String {
+        let bytes = Array(jsonValue.encodedString().utf8)
+        func fnv1a(_ offset: UInt64) -> UInt64 {
+            var hash = offset
+            for byte in bytes {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01B3
+            }
+            return hash
+        }
+        let first = fnv1a(0xCBF2_9CE4_8422_2325)
+        let second = fnv1a(0x6C62_272E_07BB_0142)
+        func hex(_ value: UInt64) -> String {
+            let digits = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }
+        return hex(first) + hex(second)
     }
 }

@@ -50,6 +50,7 @@ public struct Schema: Sendable, Hashable {
             for property in modelClass.ownProperties {
                 do {
                     try Schema.check(property, classNames: classByName)
+                    try Schema.checkEvolution(property, of: modelClass)
                 } catch {
                     throw SchemaError(className: modelClass.name, property: property.name, message: error.message)
                 }
@@ -191,6 +192,26 @@ public struct Schema: Sendable, Hashable {
         }
         guard stored == property.defaultValue else {
             throw PropertyProblem(message: "default \(property.defaultValue) is not stored as a \(type.name)")
+        }
+    }
+
+    /// `renamedFrom` names a name the class no longer uses, once; `onInvalid: null` needs a
+    /// nullable property.
+    private static func checkEvolution(
+        _ property: PropertyDefinition, of modelClass: ModelClass
+    ) throws(PropertyProblem) {
+        if let oldName = property.renamedFrom {
+            guard oldName.isIdentifier else { throw PropertyProblem(message: "renamedFrom must be a property name") }
+            guard modelClass.property(named: oldName) == nil else {
+                throw PropertyProblem(message: "renamedFrom \(oldName): the class still has a property of that name")
+            }
+            let claimants = modelClass.properties.filter { $0.renamedFrom == oldName }
+            guard claimants.count == 1 else {
+                throw PropertyProblem(message: "renamedFrom \(oldName): another property is renamed from it too")
+            }
+        }
+        if property.onInvalid == .null && !property.isNullable {
+            throw PropertyProblem(message: "onInvalid: null needs a nullable property")
         }
     }
 

@@ -8,7 +8,8 @@ enum SchemaPropertyParser {
     }
 
     private static let longFormKeys: Set<String> = [
-        "type", "enum", "default", "nullable", "min", "max", "maxLength", "pattern", "maxCount",
+        "type", "enum", "default", "nullable", "min", "max", "maxLength", "pattern", "maxCount", "renamedFrom",
+        "onInvalid",
     ]
 
     static func parse(name: String, spec: JSONValue) throws(Problem) -> PropertyDefinition {
@@ -53,8 +54,17 @@ enum SchemaPropertyParser {
                 throw Problem(message: "default \(json.encodedString()): \(error.message)")
             }
         }
+        var onInvalid: InvalidValuePolicy?
+        if let text = try string(object, "onInvalid") {
+            guard let policy = InvalidValuePolicy(rawValue: text) else {
+                let choices = InvalidValuePolicy.allCases.map(\.rawValue).joined(separator: ", ")
+                throw Problem(message: "'onInvalid' must be one of \(choices), got '\(text)'")
+            }
+            onInvalid = policy
+        }
         return PropertyDefinition(
-            name: name, type: type, isNullable: nullable, defaultValue: defaultValue, constraints: constraints)
+            name: name, type: type, isNullable: nullable, defaultValue: defaultValue, constraints: constraints,
+            renamedFrom: try string(object, "renamedFrom"), onInvalid: onInvalid)
     }
 
     private static func parseType(_ spec: JSONValue) throws(Problem) -> (PropertyType, Bool) {

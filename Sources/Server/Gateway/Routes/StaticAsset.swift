@@ -17,10 +17,10 @@ struct StaticAsset: Sendable {
     /// The opaque part of the `ETag`: 16 hex digits of the bytes' FNV-1a 64-bit hash.
     let entityTag: String
 
-    init(body: [UInt8], contentType: String) {
+    init(body: [UInt8], contentType: String, entityTag: String? = nil) {
         self.body = body
         self.contentType = contentType
-        entityTag = Self.fnv1a64Hex(body)
+        self.entityTag = entityTag ?? Self.fnv1a64Hex(body)
     }
 
     /// An asset whose media type follows from its file name (``contentType(ofFile:)``).
