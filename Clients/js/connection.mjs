@@ -4,11 +4,17 @@
 // page"): finding it again by the options that make one, the copies it follows (scope-copy.mjs)
 // and how many handles hold each, the token (asked once, refreshed once however many requests
 // met the old one), the window's presence client id, the page's lifecycle (hidden, shown, gone:
-// presence.mjs follows it) and its one shared stream (shared-stream.mjs).
+// presence.mjs follows it), its one shared stream (shared-stream.mjs) and the schema its copies
+// check local changes with: read once, read again (`If-None-Match`) whenever the server may have
+// changed it, and replaced for every copy at once when it did.
 
-import { randomUUID } from "./schema.mjs";
+import { JetstreamError, problemOf } from "./errors.mjs";
+import { Schema, randomUUID } from "./schema.mjs";
 import { ScopeCopy } from "./scope-copy.mjs";
 import { SharedStream } from "./shared-stream.mjs";
+
+/** How long a `GET /v1/schema` may take before it is given up (ms). */
+const SCHEMA_TIMEOUT = 20_000;
 
 /**
  * A page's connection to one gateway as one client (docs/js-client.md, "One stream per page"):
@@ -49,6 +55,13 @@ export class Connection {
     this.refreshing = null;
     this.stream = new SharedStream(this);
     this.lifecycle = null;
+    /** The schema every copy checks local changes with, its `ETag` (undefined when the server
+     *  sends none) and its text (a server without ETags is compared by it). */
+    this.schema = undefined;
+    this.schemaTag = undefined;
+    this.schemaText = undefined;
+    /** The `GET /v1/schema` on its way, shared by whoever asks meanwhile. */
+    this.schemaReading = null;
   }
 
   /**
@@ -101,6 +114,53 @@ export class Connection {
     if (this.copies.size > 0) return;
     Connection.all = Connection.all.filter((connection) => connection !== this);
     this.unwatchPage();
+  }
+
+  // -- the schema (docs/js-client.md, "Schema changes") ---------------------------------------
+
+  /**
+   * The schema, read at a copy's open and read again whenever the server may have another one:
+   * after every reconnection of the stream and with every `reset` or `snapshot` (a server
+   * restarted with a new schema resumes each scope with a `reset` in the new one). Once one is
+   * known, the read sends `If-None-Match` with its ETag: `304` keeps it; a `200` with another
+   * schema replaces it for every copy of the connection before the caller goes on. Concurrent
+   * callers share one request. Rejects with a `JetstreamError` for a refusal (the error of a
+   * failed fetch as it is): `openScope` fails with it; `revalidateSchema` keeps the schema it has.
+   */
+  readSchema() {
+    this.schemaReading ??= this.fetchSchema().finally(() => { this.schemaReading = null; });
+    return this.schemaReading;
+  }
+
+  /** `readSchema`, its failure ignored: the schema in use stays until the next try. */
+  revalidateSchema() {
+    return this.readSchema().catch(() => this.schema);
+  }
+
+  async fetchSchema() {
+    const headers = { Accept: "application/json" };
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    if (this.schema && this.schemaTag) headers["If-None-Match"] = this.schemaTag;
+    // Bounded: a reset waits for this answer, and a request stuck on a dead connection would hold
+    // the scope's events (and every later read, which shares it) for good.
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), SCHEMA_TIMEOUT);
+    try {
+      const response = await this.fetch(`${this.baseURL}/v1/schema`, { headers, cache: "no-store", signal: controller.signal });
+      if (response.status === 304 && this.schema) return this.schema;
+      if (!response.ok) throw new JetstreamError(`GET /v1/schema: HTTP ${response.status}`, { status: response.status, problem: await problemOf(response) });
+      const text = await response.text();
+      const tag = response.headers.get("ETag") ?? undefined;
+      if (this.schema && text === this.schemaText) { this.schemaTag = tag; return this.schema; }
+      const schema = new Schema(JSON.parse(text));
+      this.schema = schema;
+      this.schemaTag = tag;
+      this.schemaText = text;
+      for (const { copy } of this.copies.values()) copy.useSchema(schema);
+      return schema;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** The token, asked of the provider once for the whole connection. */

@@ -49,6 +49,9 @@ export interface Notification {
   deleted?: boolean;
   /** Set when the scope stopped for good (403 on the stream). */
   error?: JetstreamError;
+  /** Set on the reset that brought the state in a schema the client had not seen: local changes
+   *  are checked with the new schema from now on (`Scope.schemaTag` is its ETag). */
+  schemaChanged?: boolean;
 }
 
 export type ErrorKindName =
@@ -242,6 +245,10 @@ export class Scope {
   /** While reconnecting: 0 at once, k during the k-th backoff in a row; else 0. */
   readonly reconnectAttempt: number;
   readonly pendingCount: number;
+  /** The ETag of the schema local changes are checked with (undefined when the server sends
+   *  none); read again after every reconnection and with every reset, so it changes when the
+   *  server serves another schema. */
+  readonly schemaTag: string | undefined;
   get(uuid: string): ModelObject | undefined;
   snapshot(): { version: number; rootUUID: string; fragments: NotifiedFragment[] };
   subscribe(listener: (notification: Notification) => void): () => void;

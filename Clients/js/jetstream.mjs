@@ -25,7 +25,8 @@
 //   backoff.mjs           backoffDelay
 //   sse-parser.mjs        SSEParser
 //   scope.mjs             openScope, Scope — what the application holds: a handle on a copy
-//   connection.mjs        the transport: one connection per page (token, page lifecycle, copies)
+//   connection.mjs        the transport: one connection per page (token, page lifecycle, copies,
+//                         the schema and its ETag)
 //   shared-stream.mjs     the connection's one event stream for all its scopes
 //   scope-copy.mjs        one scope's copy: loading, sending, status, its events
 //   scope-past.mjs        the copy's past: undo, restore, a state at a version, history pages

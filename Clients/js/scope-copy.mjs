@@ -9,7 +9,7 @@
 // SyncCore's (sync-core.mjs).
 
 import { JetstreamError, Rejection, problemOf } from "./errors.mjs";
-import { Schema, randomUUID, wireUUID } from "./schema.mjs";
+import { randomUUID, wireUUID } from "./schema.mjs";
 import { cloneProperties } from "./state.mjs";
 import { SyncCore } from "./sync-core.mjs";
 import { backoffDelay, pause } from "./backoff.mjs";
@@ -112,13 +112,14 @@ export class ScopeCopy {
 
   async open() {
     await this.connection.ensureToken();
-    const schemaResponse = await this.request("GET", "/v1/schema");
-    if (!schemaResponse.ok) throw new JetstreamError(`GET /v1/schema: HTTP ${schemaResponse.status}`, { status: schemaResponse.status, problem: await problemOf(schemaResponse) });
-    const schema = new Schema(await schemaResponse.json());
+    // The connection's schema, read (or, when it has one, read again with If-None-Match).
+    await this.connection.readSchema();
+    const schema = this.connection.schema;
     if (!schema.rootClass(this.name)) throw new JetstreamError(`the schema has no scope rule for '${this.name}'`);
     // The keys' prefix is fixed per copy: a scope closed and opened again starts its sequence
     // over, so a prefix reused with it would replay the old answers for the new sets.
     this.core = new SyncCore(schema, { clientId: this.options.clientId });
+    this.schemaShown = schema;
     const path = this.scopePath();
     let response = await this.request("GET", path);
     if (response.status === 404 && this.options.create) {
@@ -162,7 +163,7 @@ export class ScopeCopy {
 
   emit(notification) {
     if (!notification || notification.gap || notification.inconsistent) return;
-    if (!notification.local && !notification.rejection && !notification.deleted && !notification.error
+    if (!notification.local && !notification.rejection && !notification.deleted && !notification.error && !notification.schemaChanged
         && notification.fragments.length === 0 && notification.removed.length === 0) return;
     for (const listener of this.listeners) {
       try { listener(notification); } catch (error) { console.error("jetstream: a subscriber threw", error); }
@@ -240,7 +241,9 @@ export class ScopeCopy {
 
   /**
    * Handles one of this scope's events (its data read already); returns `{kind}` (a `StreamEnd`)
-   * when it ends the shared connection: a gap or an inconsistent change set, unreadable data.
+   * when it ends the shared connection: a gap or an inconsistent change set, unreadable data. A
+   * `reset` or `snapshot` returns a promise (the schema is read again first) that resolves once
+   * it is applied; the stream hands over no later event before.
    */
   handle(type, event) {
     switch (type) {
@@ -271,13 +274,37 @@ export class ScopeCopy {
         if (typeof event?.version !== "number" || typeof event.rootUUID !== "string" || !Array.isArray(event.fragments)) {
           return { kind: StreamEnd.unreadable };
         }
-        this.emit(this.core.reset(event));
-        this.kick(true);   // R7: every set not in flight is sent again, now
-        return undefined;
+        // The state may be in a schema this copy has not seen (a server restarted with a new
+        // one resumes every scope with a reset): the schema is read again first, so the view and
+        // the local changes after it are checked with the schema the state was made in. The
+        // stream holds this scope's later events until then (shared-stream.mjs).
+        return this.connection.revalidateSchema().then(() => this.reset(event));
       }
       default:
         return undefined;
     }
+  }
+
+  /** R7: a `reset` or `snapshot` replaces the confirmed state, with the schema now in use. */
+  reset(event) {
+    if (this.closed) return undefined;
+    const notification = this.core.reset(event);
+    if (this.core.schema !== this.schemaShown) {
+      this.schemaShown = this.core.schema;
+      notification.schemaChanged = true;
+    }
+    this.emit(notification);
+    this.kick(true);   // R7: every set not in flight is sent again, now
+    return undefined;
+  }
+
+  /**
+   * The connection read another schema: local changes from now on are checked with it. The view
+   * is rebuilt by the state that comes with it (the reset that follows; the reset's notification
+   * says `schemaChanged`).
+   */
+  useSchema(schema) {
+    if (this.core) this.core.schema = schema;
   }
 
   /** The stream stopped this scope for good: `event: deleted` or 404 (deleted), 403 (forbidden). */

@@ -4,7 +4,8 @@
 // `Scope` (one handle: its listeners, its `presence` view, its close). Every handle on a scope
 // shares one copy, every copy of a page one connection. Under them:
 //   connection.mjs     Connection   one per page, base URL and client id: the token, the window's
-//                                   presence client id, the page's lifecycle, the copies, the stream
+//                                   presence client id, the page's lifecycle, the copies, the stream,
+//                                   the schema (read again when the server may have changed it)
 //   scope-copy.mjs     ScopeCopy    one per scope and connection: loading, sending change sets,
 //                                   status and notifications, the scope's events
 //   scope-past.mjs     ScopePast    the copy's past: undo, restore, a state at a version, history
@@ -78,6 +79,12 @@ export class Scope {
   get status() { return this.closed ? "closed" : this.copy.status; }
   /** While reconnecting: 0 at once, k during the k-th backoff in a row. */
   get reconnectAttempt() { return this.closed ? 0 : this.copy.reconnectAttempt; }
+  /**
+   * The ETag of the schema local changes are checked with (undefined when the server sends
+   * none). It changes when the server turns out to serve another schema: read again after every
+   * reconnection and with every reset (docs/js-client.md, "Schema changes").
+   */
+  get schemaTag() { return this.copy.connection.schemaTag; }
   /** How many of this client's own accepted change sets an `undo()` may still try. */
   get undoableCount() { return this.copy.past.undoableCount; }
   /** For tests and tools: the copy's SyncCore, and the shared stream's EventSource while it uses one. */
@@ -90,8 +97,9 @@ export class Scope {
   snapshot() { return this.copy.snapshot(); }
 
   /**
-   * Calls `listener({version, local, fragments, removed, rejection?})` once per applied server
-   * event, local change or rollback. Returns the function that unsubscribes.
+   * Calls `listener({version, local, fragments, removed, rejection?, schemaChanged?})` once per
+   * applied server event, local change or rollback; `schemaChanged` marks the reset that brought
+   * the scope's state in a new schema. Returns the function that unsubscribes.
    */
   subscribe(listener) { return this.track(this.copy.listeners, listener); }
   /** Calls `listener(status, {attempt})` on every status change. Returns the unsubscriber. */

@@ -124,6 +124,9 @@ export class SharedStream {
           await wait.done;
           this.cutWait = null;
         }
+        // The server may be another one now (restarted with a new schema, upgraded, another
+        // node): its schema is read again (If-None-Match) before the scopes resume on it.
+        if (this.members.size > 0) await this.connection.revalidateSchema();
       }
     } finally {
       if (typeof removeEventListener === "function") {
@@ -176,7 +179,9 @@ export class SharedStream {
 
   /**
    * Handles one SSE event; returns `{kind}` (a `StreamEnd`) when it ends the connection. A
-   * scope-bound event for a scope no longer carried (it left during the switch) is dropped.
+   * scope-bound event for a scope no longer carried (it left during the switch) is dropped. A
+   * `reset` or `snapshot` gives a promise of that instead (its scope reads the schema again
+   * first): the readers hand over no later event until it settles, so events apply in order.
    */
   dispatch(type, data) {
     switch (type) {
@@ -195,9 +200,9 @@ export class SharedStream {
           copy.stopped(StreamEnd.deleted);   // the others go on; the server ends the stream after the last
           return this.members.size === 0 ? { kind: SWITCH } : undefined;
         }
-        const end = copy.handle(type, event);
-        if (end) this.scopes.ended(end.kind, copy.name);
-        return end;
+        const outcome = copy.handle(type, event);
+        const ended = (end) => { if (end) this.scopes.ended(end.kind, copy.name); return end; };
+        return outcome instanceof Promise ? outcome.then(ended) : ended(outcome);
       }
       default: {
         const kind = endOfEvent(type);
@@ -225,7 +230,8 @@ export class SharedStream {
       if (!response.body) return { kind: StreamEnd.serverError };
       this.opened();
       let end;
-      const parser = new SSEParser(({ type, data }) => { if (!cutWhy) end ??= this.dispatch(type, data); });
+      const received = [];
+      const parser = new SSEParser((event) => received.push(event));
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       for (;;) {
         arm();
@@ -233,6 +239,12 @@ export class SharedStream {
         if (cutWhy) { controller.abort(); return { kind: cutWhy }; }
         if (done) return end ?? { kind: StreamEnd.dropped };
         parser.feed(value);
+        for (const { type, data } of received.splice(0)) {
+          if (cutWhy || end) break;
+          const outcome = this.dispatch(type, data);
+          end = outcome instanceof Promise ? await outcome : outcome;
+        }
+        if (cutWhy) { controller.abort(); return { kind: cutWhy }; }
         if (end) { controller.abort(); return end; }
       }
     } catch (error) {
@@ -264,11 +276,22 @@ export class SharedStream {
       source.onopen = () => this.opened();
       // EventSource hides the status: a refusal at open and a dropped stream look the same.
       source.onerror = () => finish({ kind: StreamEnd.network });
+      // A reset waiting for the schema holds the events behind it (they keep their order).
+      let behind = null;
+      const deliver = (type, data) => {
+        if (done) return undefined;
+        const outcome = this.dispatch(type, data);
+        if (!(outcome instanceof Promise)) { if (outcome) finish(outcome); return undefined; }
+        return outcome.then((end) => { if (end) finish(end); });
+      };
       for (const type of ["changeset", "snapshot", "reset", "deleted", "presence", "closing", "auth-expired", "error"]) {
         source.addEventListener(type, (event) => {
           if (type === "error" && !(event instanceof MessageEvent)) return;
-          const end = this.dispatch(type, event.data ?? "");
-          if (end) finish(end);
+          const data = event.data ?? "";
+          const waiting = behind ? behind.then(() => deliver(type, data)) : deliver(type, data);
+          if (!waiting) return;
+          const mine = waiting.catch(() => {}).then(() => { if (behind === mine) behind = null; });
+          behind = mine;
         });
       }
     });

@@ -18,5 +18,7 @@ export async function misuse(): Promise<void> {
   const undone: number = (await scope.undo()).revertOf; // expect-error: undo may resolve null
   await scope.presence.set("here"); // expect-error: presence data is a JSON object
   scope.presence.others.push({ client: "c", subject: null, data: {} }); // expect-error: others is read-only
-  console.log(reasons);
+  const tag: string = scope.schemaTag; // expect-error: a server may send no ETag
+  scope.schemaTag = "\"abc\""; // expect-error: schemaTag is read-only
+  console.log(reasons, tag);
 }

@@ -29,6 +29,8 @@ export async function main(): Promise<void> {
   const version: number = scope.version;
   const root: string = scope.rootUUID;
   const pending: number = scope.pendingCount;
+  const schemaTag: string | undefined = scope.schemaTag;
+  if (schemaTag !== undefined) console.log(schemaTag.length);
   const canvas: ModelObject | undefined = scope.get(root);
   const shapes = canvas?.properties.shapes;
   if (Array.isArray(shapes)) console.log(shapes.length, version, pending);
@@ -43,6 +45,7 @@ export async function main(): Promise<void> {
     if (notification.rejection) console.log(notification.rejection.reasons.join("\n"));
     if (notification.deleted) console.log("deleted");
     if (notification.error) console.log(notification.error.status);
+    if (notification.schemaChanged) console.log("new schema", scope.schemaTag);
     render(scope);
   });
   unsubscribe();
