@@ -26,13 +26,16 @@ enum PostgresStatements {
     static let writeSnapshot = PGStatement(
         "js_write_snapshot", "SELECT code, current FROM jetstream.write_snapshot($1, $2, $3, $4)",
         types: [text, int8, bytea, int8])
-    /// The store's own metadata (the schema record): one upsert, answered like the functions.
+    /// The store's own metadata (the schema records): an upsert, or a removal when the value is
+    /// null, answered like the functions.
     static let writeMetadata = PGStatement(
         "js_write_metadata",
         """
-        INSERT INTO jetstream.metadata (key, value) VALUES ($1, $2)
-        ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
-        RETURNING 0::bigint AS code, 0::bigint AS current
+        WITH removed AS (DELETE FROM jetstream.metadata WHERE key = $1 AND $2::bytea IS NULL),
+        written AS (
+            INSERT INTO jetstream.metadata (key, value) SELECT $1, $2 WHERE $2::bytea IS NOT NULL
+            ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value)
+        SELECT 0::bigint AS code, 0::bigint AS current
         """, types: [text, bytea])
     /// Its own transaction after the data commit, without waiting for its own WAL flush (a hint).
     static let notify = PGStatement(

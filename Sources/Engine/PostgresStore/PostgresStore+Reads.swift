@@ -15,6 +15,14 @@ extension PostgresStore {
         }
     }
 
+    public func metadataEntries(prefix: String) async throws(StoreError) -> [(key: String, value: [UInt8])] {
+        try await readers.read { connection throws(StoreError) in
+            let result = try connection.query(
+                "SELECT key, value FROM jetstream.metadata WHERE starts_with(key, $1) ORDER BY key", [.text(prefix)])
+            return (0..<result.rowCount).map { (result.string(row: $0, column: 0), result.bytes(row: $0, column: 1)) }
+        }
+    }
+
     public func listScopes(after: String?, limit: Int) async throws(StoreError) -> [ScopeInfo] {
         guard limit >= 0 else { throw .invalidArgument("limit must be ≥ 0, got \(limit)") }
         return try await readers.read { connection throws(StoreError) in

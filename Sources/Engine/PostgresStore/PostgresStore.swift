@@ -179,7 +179,7 @@ public final class PostgresStore: SharedChangeLogStore {
         try await perform(scope: scope) { .writeSnapshot(scope: scope, version: version, snapshot: snapshot, $0) }
     }
 
-    public func writeMetadata(key: String, value: [UInt8]) async throws(StoreError) {
+    public func writeMetadata(key: String, value: [UInt8]?) async throws(StoreError) {
         try await perform(scope: "") { .writeMetadata(key: key, value: value, $0) }
     }
 

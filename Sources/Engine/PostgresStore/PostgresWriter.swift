@@ -147,7 +147,7 @@ extension WriteOperation {
                 PostgresStatements.writeSnapshot, [.text(scope), .int64(version), .bytes(snapshot), .int64(retained)]
             )
         case .writeMetadata(let key, let value, _):
-            return (PostgresStatements.writeMetadata, [.text(key), .bytes(value)])
+            return (PostgresStatements.writeMetadata, [.text(key), value.map(PGValue.bytes) ?? .null])
         case .applyRetention, .expireIdempotencyRecords:
             preconditionFailure("maintenance is not a row call")
         }

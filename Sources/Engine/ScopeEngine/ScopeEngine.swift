@@ -209,6 +209,7 @@ public final class ScopeEngine: Sendable {
     public func readinessProblem() async -> String? {
         if isDraining { return "the gateway is draining for shutdown" }
         if let reason = store.unavailability { return reason }
+        if let conflict = nodeSchemaConflict { return conflict }
         // Bounded: a store that does not answer makes the node not ready, never a hanging probe.
         // The read itself is left to finish (or fail) on its own.
         let store = self.store

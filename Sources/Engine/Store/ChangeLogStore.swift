@@ -67,8 +67,11 @@ public protocol ChangeLogStore: Sendable {
     /// schema it serves under `schema`.
     func metadata(key: String) async throws(StoreError) -> [UInt8]?
 
-    /// Stores `value` under `key`, durably, replacing what was there.
-    func writeMetadata(key: String, value: [UInt8]) async throws(StoreError)
+    /// The metadata whose keys start with `prefix`, in key order.
+    func metadataEntries(prefix: String) async throws(StoreError) -> [(key: String, value: [UInt8])]
+
+    /// Stores `value` under `key`, durably, replacing what was there; nil removes the key.
+    func writeMetadata(key: String, value: [UInt8]?) async throws(StoreError)
 
     /// Runs retention over every scope now (it also runs in the background); returns the records pruned.
     func applyRetention() async throws(StoreError) -> Int

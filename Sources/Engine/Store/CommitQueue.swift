@@ -128,7 +128,7 @@ package enum WriteOperation: Sendable {
     case createScope(ScopeDescriptor, snapshot: [UInt8], Completion<Int64>)
     case deleteScope(String, Completion<Int64>)
     case writeSnapshot(scope: String, version: Int64, snapshot: [UInt8], Completion<Void>)
-    case writeMetadata(key: String, value: [UInt8], Completion<Void>)
+    case writeMetadata(key: String, value: [UInt8]?, Completion<Void>)
     case applyRetention(Completion<Int>)
     case expireIdempotencyRecords(Completion<Int>)
 

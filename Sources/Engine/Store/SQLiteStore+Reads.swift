@@ -19,6 +19,19 @@ extension SQLiteStore {
         }
     }
 
+    public func metadataEntries(prefix: String) throws(StoreError) -> [(key: String, value: [UInt8])] {
+        try read { connection throws(StoreError) in
+            // A range rather than LIKE: no wildcard in `prefix` to escape.
+            let statement = try connection.statement(
+                "SELECT key, value FROM metadata WHERE key >= ?1 AND key < ?2 ORDER BY key")
+            try statement.bind(prefix, prefix + "\u{10FFFF}")
+            defer { statement.reset() }
+            var entries: [(key: String, value: [UInt8])] = []
+            while try statement.step() { entries.append((statement.text(0), statement.blob(1))) }
+            return entries
+        }
+    }
+
     public func listScopes(after: String?, limit: Int) throws(StoreError) -> [ScopeInfo] {
         guard limit >= 0 else { throw .invalidArgument("limit must be ≥ 0, got \(limit)") }
         return try read { connection throws(StoreError) in

@@ -106,7 +106,7 @@ public final class SQLiteStore: ChangeLogStore {
         try await perform { .writeSnapshot(scope: scope, version: version, snapshot: snapshot, $0) }
     }
 
-    public func writeMetadata(key: String, value: [UInt8]) async throws(StoreError) {
+    public func writeMetadata(key: String, value: [UInt8]?) async throws(StoreError) {
         try await perform { .writeMetadata(key: key, value: value, $0) }
     }
 

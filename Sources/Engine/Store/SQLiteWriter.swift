@@ -127,8 +127,12 @@ final class SQLiteWriter {
         case .writeMetadata(let key, let value, let completion):
             return finisher(
                 inSavepoint { () throws(StoreError) in
-                    try connection.statement("INSERT OR REPLACE INTO metadata(key, value) VALUES(?1, ?2)")
-                        .bind(key, value).run()
+                    if let value {
+                        try connection.statement("INSERT OR REPLACE INTO metadata(key, value) VALUES(?1, ?2)")
+                            .bind(key, value).run()
+                    } else {
+                        try connection.statement("DELETE FROM metadata WHERE key = ?1").bind(key).run()
+                    }
                 }, completion)
         case .writeSnapshot(let scope, let version, let snapshot, let completion):
             return finisher(

@@ -96,6 +96,7 @@ public final class GatewayServer: Sendable {
         // On a shared database, other nodes' commits arrive from now on (and everything since the
         // recovery read is compared at once).
         engine.followSharedStore()
+        engine.watchNodeSchemas()
         presenceRelay?.follow { [weak engine] in engine?.applyRemotePresence($0) }
         if configuration.schema == nil { try await engine.ensureScope(named: "demo") }
 
@@ -133,6 +134,7 @@ public final class GatewayServer: Sendable {
         if let announce { services.append(StartupAnnouncement(announce: announce)) }
         let group = ServiceGroup(services: services, gracefulShutdownSignals: signals, logger: logger)
         try await group.run()
+        await engine.withdrawNodeSchema()
         store.close()
         logger.info("stopped")
     }
@@ -142,6 +144,7 @@ public final class GatewayServer: Sendable {
     public func stop() async {
         engine.beginDrain()
         await http.shutdown()
+        await engine.withdrawNodeSchema()
         store.close()
     }
 

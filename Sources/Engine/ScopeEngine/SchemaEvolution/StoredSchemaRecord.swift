@@ -57,4 +57,8 @@ struct SchemaEvolution: Sendable {
     /// always: another node may run another schema during a rolling upgrade).
     var translates = true
     var boundaries: [String: Int] = [:]
+    /// On a shared store: this node's ``NodeSchemaEntry`` key, and why it may not serve beside
+    /// an older node (nil when it may).
+    var nodeKey: String?
+    var conflict: String?
 }
