@@ -535,6 +535,24 @@ def test_check_schema_exits_2_for_an_invalid_file_with_or_without_a_store(evolut
         assert "broken.yaml" in message and "Card" in message and "points" in message, message
 
 
+@pytest.mark.embedded_store
+def test_check_schema_exits_2_when_the_data_directory_holds_no_store(jetstream_bin, tmp_path):
+    schema = tmp_path / "base.yaml"
+    schema.write_text(yaml.safe_dump(BASE))
+    for directory in (tmp_path / "empty", tmp_path / "missing"):
+        if directory.name == "empty":
+            directory.mkdir()
+        result = subprocess.run([str(jetstream_bin), "check-schema", str(schema),
+                                 "--data-dir", str(directory)],
+                                capture_output=True, text=True, timeout=CHECK_TIMEOUT)
+        message = result.stdout + result.stderr
+        assert result.returncode == 2, message
+        assert str(directory) in message, message
+    # Checking never creates a store.
+    assert list((tmp_path / "empty").iterdir()) == []
+    assert not (tmp_path / "missing").exists()
+
+
 ON_INVALID = {
     "default": ({"type": "Int32", "max": 5, "default": 1, "onInvalid": "default"}, 1),
     "clamp": ({"type": "Int32", "max": 5, "onInvalid": "clamp"}, 5),
