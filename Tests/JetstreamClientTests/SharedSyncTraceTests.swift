@@ -235,6 +235,7 @@ struct TraceRunner {
         case .stop(.deleted): return #"{"stop":"deleted"}"#
         case .stop(.forbidden): return #"{"stop":"forbidden"}"#
         case .stop(.requested): return #"{"stop":"requested"}"#
+        case .stop(.schemaMismatch): return #"{"stop":"schema-mismatch"}"#
         case .reconnectNow(let refresh):
             return #"{"lastEventId":\#(lastEventID),"reconnect":"now"\#(refresh ? #","refreshToken":true"# : "")}"#
         case .backOff(let attempt, let refresh):

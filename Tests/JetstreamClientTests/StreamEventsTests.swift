@@ -38,6 +38,10 @@ struct StreamEventsTests {
             try await live.waitUntilConverged([ada, bob])
             #expect(
                 ada.transport.eventCount("reset") == 1, "the resume point was too old: \(ada.transport.streamedText)")
+            // Before it applied the reset she asked whether the schema changed: it had not.
+            let schemaReads = ada.transport.exchanges("GET /v1/schema")
+            #expect(schemaReads.map(\.status) == [200, 304])
+            #expect(schemaReads.last?.headers["If-None-Match"] != nil)
             #expect(ada.canvas.shapes.map(\.label) == ["edited by ada while away"] + (0..<5).map { "bob \($0)" })
             #expect(ada.rejections.isEmpty && bob.rejections.isEmpty)
         }

@@ -334,6 +334,31 @@ struct SyncEngineTests {
         #expect(engine.nextToSend()?.key == ahead, "sent again with its original key")
     }
 
+    @Test("R7 under another schema: the engine takes it; a pending set it refuses stays pending, out of the view")
+    func resetUnderAnotherSchema() throws {
+        var engine = Self.loaded(version: 1)
+        let narrow = try Self.local(&engine, F.set(Self.s1, ["width": 10]))
+        #expect(F.value(engine.view, Self.s1, "width") == .float(10))
+        // The server restarted wanting widths of at least 50.
+        let line = "width:  { type: Float, default: 100, min: 0 }"
+        #expect(Schema.demoYAML.contains(line))
+        let stricter = try Schema.parse(
+            yaml: Schema.demoYAML.replacingOccurrences(of: line, with: "width:  { type: Float, default: 100, min: 50 }"),
+            file: "stricter.yaml")
+        let state = try ScopeState(
+            importing: F.canvas(version: 2, [(Self.s1, ["x": 1]), (Self.s2, ["x": 2])]).exportFragments(),
+            rootUUID: F.root, version: 2, schema: stricter)
+        engine.reset(to: state, schema: stricter)
+        #expect(engine.schema == stricter)
+        #expect(engine.version == 2)
+        #expect(engine.pending.map(\.key) == [narrow], "kept for the server to answer")
+        #expect(F.value(engine.view, Self.s1, "width") == .float(100), "it no longer applies, so it is not shown")
+        guard case .failure = engine.local(F.set(Self.s2, ["width": 20])) else {
+            Issue.record("a width of 20 was accepted under the new schema")
+            return
+        }
+    }
+
     @Test("difference(from:to:among:): adds with every property, changes with what differs, only among the candidates")
     func difference() {
         let old = F.canvas(version: 0, [(Self.s1, ["x": 1]), (Self.s2, ["x": 2])])

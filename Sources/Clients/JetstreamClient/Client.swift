@@ -74,6 +74,10 @@ public struct Client: Sendable {
     /// Observers of the scope fire on the caller's actor (`isolation`), which must be the one
     /// the scope's objects are used on — the main actor in an app.
     ///
+    /// The check is made again whenever the stream brings a whole state (`reset`, `snapshot`),
+    /// which is how a server restarted with another schema shows itself: classes that no longer
+    /// fit stop the sync with `.stopped(reason: .schemaMismatch(…))` (``ScopeSync``).
+    ///
     /// - Parameter createIfMissing: create the scope on the server (PUT) when it does not exist,
     ///   from the local root; the local objects under it follow as the first change set.
     /// - Throws: ``ClientError``: unknown scope, a schema that does not match the model classes,
@@ -83,8 +87,10 @@ public struct Client: Sendable {
         _ scope: Scope, createIfMissing: Bool = false, isolation: isolated (any Actor) = #isolation
     ) async throws(ClientError) -> ScopeSync {
         if let shared = try await sharedHandle(for: scope, isolation: isolation) { return shared }
-        let schema = try await loadSchema()
-        try Self.check(scope, against: schema)
+        let served = try await loadSchema()
+        let schema = served.schema
+        let modelSchema = try Self.modelSchema(of: scope)
+        try Self.check(modelSchema, scope: scope.name, rootClass: type(of: scope.root).className, against: schema)
         let path = "/v1/scopes/\(Self.escaped(scope.name))"
         var answer = try await request("GET", path)
         if answer.status == 404 && createIfMissing {
@@ -103,12 +109,16 @@ public struct Client: Sendable {
                 // Created from the local root (same UUID): the local objects under it become the
                 // first pending change set, and the scope keeps showing them.
                 let local = try scope.currentState()
-                replica = ScopeReplica(scope: scope, client: self, schema: schema, state: state, isolation: isolation)
+                replica = ScopeReplica(
+                    scope: scope, client: self, schema: served, modelSchema: modelSchema, state: state,
+                    isolation: isolation)
                 try replica.queueLocalContent(local)
             } else {
                 try scope.applyFullState(state.exportFragments(), rootUUID: state.rootUUID, version: state.version)
                 scope.adoptState(state)
-                replica = ScopeReplica(scope: scope, client: self, schema: schema, state: state, isolation: isolation)
+                replica = ScopeReplica(
+                    scope: scope, client: self, schema: served, modelSchema: modelSchema, state: state,
+                    isolation: isolation)
             }
         } catch {
             throw ClientError.invalidState("\(error)")
@@ -143,16 +153,6 @@ public struct Client: Sendable {
 
     // MARK: - Requests
 
-    func loadSchema() async throws(ClientError) -> Schema {
-        let answer = try await request("GET", "/v1/schema")
-        guard answer.status == 200 else { throw ClientError.refused(status: answer.status, problem: answer.body) }
-        do {
-            return try Schema.parse(json: answer.body)
-        } catch {
-            throw ClientError.invalidState("GET /v1/schema: \(error)")
-        }
-    }
-
     /// PUT the scope with `root`; a scope another client created meanwhile is followed instead.
     private func create(root: JSONValue, path: String) async throws(ClientError) -> Answer {
         let answer = try await request("PUT", path, body: ["root": root])
@@ -185,6 +185,8 @@ public struct Client: Sendable {
         let body: [UInt8]
         let retryAfter: Int?
         var version: Int? = nil
+        /// The `ETag` as the server sent it (`GET /v1/schema`'s names the schema).
+        var entityTag: String? = nil
     }
 
     /// The version a strong entity tag `"42"` names; nil for any other tag.
@@ -226,8 +228,10 @@ public struct Client: Sendable {
                 continue
             }
             let retryAfter = response.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0) }
-            let version = response.value(forHTTPHeaderField: "ETag").flatMap(Self.version(entityTag:))
-            return Answer(status: response.statusCode, body: [UInt8](data), retryAfter: retryAfter, version: version)
+            let entityTag = response.value(forHTTPHeaderField: "ETag")
+            return Answer(
+                status: response.statusCode, body: [UInt8](data), retryAfter: retryAfter,
+                version: entityTag.flatMap(Self.version(entityTag:)), entityTag: entityTag)
         }
     }
 
@@ -268,39 +272,5 @@ public struct Client: Sendable {
         } catch {
             throw ClientError.invalidState("the server's state: \(error)")
         }
-    }
-
-    /// The model classes of `scope` must agree with the server's schema: every class and synced
-    /// property the app declares exists there with the same type.
-    static func check(_ scope: Scope, against server: Schema) throws(ClientError) {
-        let local: Schema
-        do {
-            local = try scope.schema()
-        } catch {
-            throw ClientError.schemaMismatch(["the model classes do not form a schema: \(error)"])
-        }
-        var problems: [String] = []
-        for modelClass in local.classes {
-            guard let serverClass = server.modelClass(named: modelClass.name) else {
-                problems.append("the server has no class \(modelClass.name)")
-                continue
-            }
-            for property in modelClass.properties {
-                guard let serverProperty = serverClass.properties.first(where: { $0.name == property.name }) else {
-                    problems.append("\(modelClass.name).\(property.name) is not in the server's schema")
-                    continue
-                }
-                if serverProperty.type != property.type || serverProperty.isNullable != property.isNullable {
-                    problems.append(
-                        "\(modelClass.name).\(property.name) is \(property.type.name)\(property.isNullable ? "?" : "") here, "
-                            + "\(serverProperty.type.name)\(serverProperty.isNullable ? "?" : "") on the server")
-                }
-            }
-        }
-        if let rule = server.rootClass(forScope: scope.name), rule.name != type(of: scope.root).className {
-            problems.append(
-                "scope \(scope.name) has a \(rule.name) root on the server, a \(type(of: scope.root).className) here")
-        }
-        guard problems.isEmpty else { throw ClientError.schemaMismatch(problems) }
     }
 }

@@ -6,27 +6,54 @@ import JetstreamModel
 extension ScopeReplica {
     /// A `snapshot`, `reset` or `changeset` event of this scope from the client's shared stream
     /// (docs/sync-protocol.md, "The stream"): applied, and the confirmed version after it. A
-    /// non-nil end asks the shared stream to reconnect (a gap, a disagreement, an unreadable event).
+    /// non-nil end asks the shared stream to reconnect (a gap, a disagreement, an unreadable event);
+    /// `stopped` says the sync stopped on it (a state under a schema the model classes no longer
+    /// fit), so the shared stream no longer follows this copy.
+    ///
+    /// A whole state may come under another schema (a stream resumed across a server restart with
+    /// a changed schema gets a `reset`), so the schema is read again first (``SchemaRecheck``).
     func receive(
         _ type: String, _ json: JSONValue, isolation: isolated any Actor
-    ) -> (end: StreamConnection.End?, version: Int) {
-        guard !isStopped else { return (nil, engine.version) }
-        switch type {
-        case "changeset":
-            return (applyChangeSetEvent(json), engine.version)
-        default:
-            do {
-                let state = try Client.state(from: json, schema: engine.schema)
-                scope.flush()
-                engine.reset(to: state)
-                showWholeView()
-                sendRetry.startOver()
-                wakeSender.yield()
-                return (nil, engine.version)
-            } catch {
-                return (.dropped(needsFullState: true), engine.version)
-            }
+    ) async -> (end: StreamConnection.End?, version: Int, stopped: Bool) {
+        guard !isStopped else { return (nil, engine.version, false) }
+        if type == "changeset" { return (applyChangeSetEvent(json), engine.version, false) }
+        var schema: Schema?
+        switch await recheckSchema() {
+        case .unchanged:
+            break
+        case .changed(let served, let entityTag):
+            schema = served
+            schemaTag = entityTag
+        case .mismatch(let problems):
+            // The state is left unapplied: the scope keeps the last state the classes could show.
+            finish(.schemaMismatch(problems))
+            return (nil, engine.version, true)
+        case .unreadable:
+            return (.dropped(needsFullState: false), engine.version, false)
         }
+        // The sync may have been stopped while the schema was read.
+        guard !isStopped else { return (nil, engine.version, false) }
+        do {
+            let state = try Client.state(from: json, schema: schema ?? engine.schema)
+            scope.flush()
+            engine.reset(to: state, schema: schema)
+            if let schema { scope.adoptSchema(schema) }
+            showWholeView()
+            sendRetry.startOver()
+            wakeSender.yield()
+            return (nil, engine.version, false)
+        } catch {
+            return (.dropped(needsFullState: true), engine.version, false)
+        }
+    }
+
+    /// Reads `GET /v1/schema` again, with `If-None-Match` when the last read had an `ETag`.
+    private func recheckSchema(isolation: isolated any Actor = #isolation) async -> SchemaRecheck {
+        let headers = schemaTag.map { ["If-None-Match": $0] } ?? [:]
+        let answer = try? await client.request("GET", "/v1/schema", headers: headers)
+        return SchemaRecheck(
+            answer: answer, current: engine.schema, model: modelSchema, scope: name,
+            rootClass: Swift.type(of: scope.root).className)
     }
 
     /// The version the shared stream starts this scope after, when it is new there.

@@ -45,14 +45,24 @@ final class ScopeReplica: @unchecked Sendable {
     let wakePresence: AsyncStream<Void>.Continuation
     var presenceWaiters: [(generation: Int, waiter: CheckedContinuation<Result<Void, ClientError>, Never>)] = []
 
-    init(scope: Scope, client: Client, schema: Schema, state: ScopeState, isolation: isolated any Actor) {
+    /// The schema the app's model classes form: a `reset` checks them against the server's again.
+    let modelSchema: Schema
+    /// The `ETag` of the server's schema the sync has, sent as `If-None-Match` when it reads it again.
+    var schemaTag: String?
+
+    init(
+        scope: Scope, client: Client, schema: Client.ServedSchema, modelSchema: Schema, state: ScopeState,
+        isolation: isolated any Actor
+    ) {
         self.actor = isolation
         self.scope = scope
         self.name = scope.name
         self.scopeID = ObjectIdentifier(scope)
         self.client = client
+        self.modelSchema = modelSchema
+        self.schemaTag = schema.entityTag
         let clientID = client.configuration.clientID ?? UUID().wireString
-        self.engine = SyncEngine(state: state, schema: schema, clientID: clientID)
+        self.engine = SyncEngine(state: state, schema: schema.schema, clientID: clientID)
         self.roster = PresenceRoster(ownClient: client.presenceID)
         (senderWakeups, wakeSender) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         (presenceWakeups, wakePresence) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))

@@ -19,6 +19,15 @@ import JetstreamModel
 /// await sync.stop()
 /// ```
 ///
+/// The server's schema may change under a running sync (the server restarted with another one; a
+/// stream resumed across the change gets `event: reset`). Before it applies a `reset` or `snapshot`
+/// the sync reads `GET /v1/schema` again (`If-None-Match` with the last `ETag`; `304` means
+/// unchanged) and checks the model classes as ``Client/fetch(_:createIfMissing:isolation:)`` did.
+/// When they still fit, the state is applied under the new schema and the sync stays live; when
+/// they do not, the state is not applied, the sync stops following the scope and ``status`` turns
+/// `.stopped(reason: .schemaMismatch(lines))`, one line per difference — the scope keeps its last
+/// state. The app can then update, or fetch again with classes that fit.
+///
 /// A handle: fetching the same `Scope` twice from one ``Client`` gives two handles on one copy (one
 /// engine, one place on the client's shared event stream); each handle's ``stop()`` removes its own
 /// handlers, and the last one stops the copy. The same scope name fetched into another `Scope`
@@ -42,6 +51,11 @@ public final class ScopeSync: @unchecked Sendable {
         case deleted
         /// The server refuses this client the scope (`403`).
         case forbidden(String)
+        /// The server's schema changed (it restarted with another one) and the model classes no
+        /// longer fit it: one line per difference, as ``ClientError/schemaMismatch(_:)``. The
+        /// `reset` that brought the change is not applied: the scope keeps its last state, and
+        /// local changes not yet sent stay in it unsent.
+        case schemaMismatch([String])
     }
 
     let replica: ScopeReplica

@@ -214,12 +214,31 @@ actor SharedEventStream {
             default:
                 var end: StreamConnection.End?
                 var version = Int.max
+                var stopped: [ScopeReplica] = []
                 for replica in copies {
                     let answer = await replica.receive(event.type, json, isolation: replica.actor)
+                    if answer.stopped {
+                        stopped.append(replica)
+                        continue
+                    }
                     end = end ?? answer.end
                     version = min(version, answer.version)
                 }
+                if !stopped.isEmpty {
+                    // A copy whose classes no longer fit the server's schema stopped: it is no longer
+                    // followed, and a scope with no copy left leaves the stream (no reconnection
+                    // brings it back), which goes on for the others.
+                    let left = (replicas[name] ?? []).filter { copy in !stopped.contains { $0 === copy } }
+                    replicas[name] = left.isEmpty ? nil : left
+                    if left.isEmpty {
+                        machine.deleted(name)
+                        return machine.isEmpty ? .changed : nil
+                    }
+                }
                 if let end { return .scope(name, end) }
+                // Every copy that answered stopped, and another copy was added meanwhile: it
+                // started from its own version; this event moves nothing.
+                guard version != Int.max else { return nil }
                 machine.delivered(
                     name, version: version, isState: event.type != "changeset",
                     eventID: event.lastEventID.isEmpty ? nil : event.lastEventID)

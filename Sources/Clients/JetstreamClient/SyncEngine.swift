@@ -37,7 +37,8 @@ enum ViewUpdate: Sendable {
 /// engine.accepted(key: set.key, version: 42)
 /// ```
 struct SyncEngine: Sendable {
-    let schema: Schema
+    /// The server's schema: changes only with a reset that comes under another one.
+    private(set) var schema: Schema
     let clientID: String
     private(set) var confirmed: ScopeState
     private(set) var view: ScopeState
@@ -143,8 +144,11 @@ struct SyncEngine: Sendable {
 
     /// R7: a `reset` (or snapshot). The confirmed state is replaced; every set not yet
     /// accepted at or below its version is sent again with its key. The typed scope takes the
-    /// whole view (`view`), so no update is returned.
-    mutating func reset(to state: ScopeState) {
+    /// whole view (`view`), so no update is returned. `schema`, when given, is the server's schema
+    /// from now on (the state came under it): the pending sets are re-applied under it, and one
+    /// it refuses stays pending, invisible, until the server answers it.
+    mutating func reset(to state: ScopeState, schema: Schema? = nil) {
+        if let schema { self.schema = schema }
         confirmed = state
         pending.removeAll { set in
             if case .accepted(let acceptedVersion) = set.status { return acceptedVersion <= state.version }

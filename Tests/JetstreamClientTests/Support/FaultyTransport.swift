@@ -40,6 +40,7 @@ final class FaultyTransport: HTTPTransport {
         var streamRequests: [ContinuousClock.Instant] = []
         var streamTargets: [(url: URL, lastEventID: String?)] = []
         var requestLines: [String] = []
+        var exchanges: [Exchange] = []
         var answers: [String: [Int]] = [:]
         var sentKeys: Set<String> = []
     }
@@ -146,6 +147,19 @@ final class FaultyTransport: HTTPTransport {
     /// Event streams open now.
     var openStreamCount: Int { state.withLock { $0.openStreams.count } }
 
+    /// One request (not a stream): its line, its headers, and the status it got (nil: failed
+    /// before an answer, or not answered yet).
+    struct Exchange: Sendable {
+        let line: String
+        let headers: [String: String]
+        var status: Int?
+    }
+
+    /// The requests whose line is `line` (`GET /v1/schema`), in order.
+    func exchanges(_ line: String) -> [Exchange] {
+        state.withLock { $0.exchanges.filter { $0.line == line } }
+    }
+
     /// `METHOD path[?query]` of every request (not streams), in order.
     var requestLines: [String] { state.withLock { $0.requestLines } }
 
@@ -185,17 +199,20 @@ final class FaultyTransport: HTTPTransport {
     var sentKeys: Set<String> { state.withLock { $0.sentKeys } }
 
     func data(for request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-        let fail = state.withLock { state in
+        let (fail, exchange) = state.withLock { state in
             let query = request.url?.query.map { "?\($0)" } ?? ""
-            state.requestLines.append("\(request.httpMethod ?? "GET") \(request.url?.path ?? "")\(query)")
+            let line = "\(request.httpMethod ?? "GET") \(request.url?.path ?? "")\(query)"
+            state.requestLines.append(line)
+            state.exchanges.append(Exchange(line: line, headers: request.allHTTPHeaderFields ?? [:]))
             if let key = request.value(forHTTPHeaderField: "Idempotency-Key") { state.sentKeys.insert(key) }
             defer { state.failingRequests = max(0, state.failingRequests - 1) }
-            return state.failingRequests > 0
+            return (state.failingRequests > 0, state.exchanges.count - 1)
         }
         if request.httpMethod == "POST" { await waitWhileHeld() }
         if fail { throw URLError(.networkConnectionLost) }
         let (data, response) = try await inner.data(for: request)
         let lose = state.withLock { state in
+            state.exchanges[exchange].status = response.statusCode
             if let key = request.value(forHTTPHeaderField: "Idempotency-Key") {
                 state.answers[key, default: []].append(response.statusCode)
             }

@@ -13,7 +13,8 @@ import Testing
 /// ```
 @MainActor
 final class GatewayProcess {
-    let arguments: [String]
+    /// The arguments after the host, port and data directory (``restart(arguments:)`` changes them).
+    private(set) var arguments: [String]
     /// Holds the store (`data/`) and each launch's stdout and stderr.
     let directory: URL
     private(set) var port = 0
@@ -80,6 +81,21 @@ final class GatewayProcess {
     func restart() async throws {
         kill()
         try await launch(port: port, retryingFor: .seconds(5))
+    }
+
+    /// ``restart()`` with `arguments` from now on instead of the ones before: the same data
+    /// directory served, say, with another `--schema`.
+    func restart(arguments: [String]) async throws {
+        self.arguments = arguments
+        try await restart()
+    }
+
+    /// Writes `text` to `name` in the server's directory (beside `data/`, not in it) and returns
+    /// its path: a schema file for ``restart(arguments:)``.
+    func writeFile(_ name: String, _ text: String) throws -> String {
+        let file = directory.appendingPathComponent(name)
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        return file.path
     }
 
     /// Kills the server and deletes its directory; for `defer`.
