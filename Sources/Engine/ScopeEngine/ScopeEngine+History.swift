@@ -41,7 +41,7 @@ extension ScopeEngine {
                 let page = try await store.changes(scope: handle.name, after: Int64(since), limit: limit)
                 return HistoryPage(
                     current: current,
-                    payloads: page.records.filter { $0.version <= current }.map { servedPayload($0.payload) })
+                    payloads: page.records.filter { $0.version <= current }.map { servedPayload($0, of: handle.name) })
             } catch .historyTruncated {
                 throw handle.runtime.withLock { historyGone(handle, since, $0) }
             } catch .scopeMissing {

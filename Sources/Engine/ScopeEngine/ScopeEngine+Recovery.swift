@@ -24,7 +24,7 @@ extension ScopeEngine {
         let record = try await storedSchemaRecord()
         let changed = record?.fingerprint != schema.fingerprint
         evolution.withLock { evolution in
-            evolution.translates = changed || store is any SharedChangeLogStore
+            evolution.translatesAll = changed || store is any SharedChangeLogStore
             evolution.boundaries = record?.boundaries ?? [:]
         }
         var loaded: [ScopeHandle] = []
@@ -84,7 +84,7 @@ extension ScopeEngine {
             }
         } catch {
             // While translating, a scope the schema cannot read is part of the report.
-            guard strict && evolution.withLock({ $0.translates }) else { throw error }
+            guard strict && translates(scope.info.name, from: scope.snapshotVersion) else { throw error }
             report.failures.append(.init(scope: error.scope, version: error.version, message: error.message))
             return nil
         }

@@ -155,7 +155,8 @@ extension ScopeEngine {
                 case .records(let tail):
                     let buffered = tail.flatMap { runtime.recent.events(after: $0.lowerBound - 1) } ?? []
                     let fromStore = read.map {
-                        ScopeEvent(kind: .changeset, version: Int($0.version), payload: servedPayload($0.payload))
+                        ScopeEvent(
+                            kind: .changeset, version: Int($0.version), payload: servedPayload($0, of: handle.name))
                     }
                     handle.subscribers.add(
                         subscriber, catchUp: fromStore + buffered + presenceJoins(of: handle, &runtime))

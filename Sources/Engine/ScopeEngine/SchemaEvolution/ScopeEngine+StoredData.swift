@@ -24,7 +24,8 @@ extension ScopeEngine {
         guard let rootText = snapshot["rootUUID"]?.string, let rootUUID = UUID(wireString: rootText),
             let fragmentValues = snapshot["fragments"]?.array
         else { throw failure(scope.snapshotVersion, "snapshot lacks rootUUID or fragments") }
-        var translation = evolution.withLock { $0.translates } ? StoredDataTranslation(schema: schema) : nil
+        var translation =
+            translates(name, from: scope.snapshotVersion) ? StoredDataTranslation(schema: schema) : nil
         var state: ScopeState
         do {
             var fragments = try fragmentValues.map { value throws(FragmentError) in try SyncFragment(json: value) }
@@ -61,7 +62,7 @@ extension ScopeEngine {
     func replayed(
         _ record: ChangeRecord, onto state: ScopeState, scope name: String
     ) throws(RecoveryError) -> (state: ScopeState, payload: [UInt8]) {
-        var translation = evolution.withLock { $0.translates } ? StoredDataTranslation(schema: schema) : nil
+        var translation = translates(name, from: record.version) ? StoredDataTranslation(schema: schema) : nil
         return try replay(record, onto: state, scope: name, translation: &translation)
     }
 
@@ -105,10 +106,20 @@ extension ScopeEngine {
         }
     }
 
+    /// Whether what `name` stored at `version` (a snapshot, a logged change set) may have been
+    /// written under another schema: everything, when the store was last served with another
+    /// one (or is shared with other nodes); else what is at or before the scope's boundary.
+    func translates(_ name: String, from version: Int64) -> Bool {
+        evolution.withLock { evolution in
+            evolution.translatesAll || evolution.boundaries[name].map { version <= Int64($0) } ?? false
+        }
+    }
+
     /// A stored change set's payload as the current schema reads it: what history pages and
     /// resumes read from the store send.
-    func servedPayload(_ stored: [UInt8]) -> [UInt8] {
-        guard evolution.withLock({ $0.translates }), let payload = try? JSONParser.parse(stored),
+    func servedPayload(_ record: ChangeRecord, of name: String) -> [UInt8] {
+        let stored = record.payload
+        guard translates(name, from: record.version), let payload = try? JSONParser.parse(stored),
             let values = payload["fragments"]?.array
         else { return stored }
         let fragments = values.compactMap { try? SyncFragment(json: $0) }
@@ -129,7 +140,7 @@ extension ScopeEngine {
     /// How every stored scope fits this engine's schema, read in one pass and hosting nothing:
     /// `jetstream check-schema --data-dir` (a dry run before a deploy).
     public func checkStoredData() async throws -> SchemaFitReport {
-        evolution.withLock { $0.translates = true }
+        evolution.withLock { $0.translatesAll = true }
         var report = SchemaFitReport()
         try await store.recover { scope in _ = try restore(scope, into: &report) }
         return report
@@ -155,7 +166,12 @@ extension ScopeEngine {
         let record = StoredSchemaRecord(
             fingerprint: schema.fingerprint, schema: schema.jsonValue, boundaries: boundaries)
         try await store.writeMetadata(key: StoredSchemaRecord.metadataKey, value: record.bytes)
-        evolution.withLock { $0.boundaries = boundaries }
+        // From now on the boundaries say what was stored under an earlier schema.
+        let shared = store is any SharedChangeLogStore
+        evolution.withLock { evolution in
+            evolution.boundaries = boundaries
+            evolution.translatesAll = shared
+        }
         if let previous {
             logger.notice(
                 "schema changed",
