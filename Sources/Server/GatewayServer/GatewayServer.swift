@@ -96,7 +96,7 @@ public final class GatewayServer: Sendable {
         // On a shared database, other nodes' commits arrive from now on (and everything since the
         // recovery read is compared at once).
         engine.followSharedStore()
-        engine.watchNodeSchemas()
+        await engine.watchNodeSchemas()
         presenceRelay?.follow { [weak engine] in engine?.applyRemotePresence($0) }
         if configuration.schema == nil { try await engine.ensureScope(named: "demo") }
 

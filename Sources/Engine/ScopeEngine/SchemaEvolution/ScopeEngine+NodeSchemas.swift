@@ -15,15 +15,17 @@ extension ScopeEngine {
     /// On a shared store: tells the other nodes which schema this one serves, and keeps watching
     /// theirs. While a node that started earlier runs a schema this one cannot serve beside
     /// (``JetstreamModel/Schema/rollingUpgradeConflicts(with:)``), this node is not ready
-    /// (``readinessProblem()`` names the conflict) and says so in its log. Stops at the drain.
-    public func watchNodeSchemas() {
+    /// (``readinessProblem()`` names the conflict) and says so in its log. The first round is
+    /// over when this returns (a node is never ready before it compared); the rest run in the
+    /// background until the drain.
+    public func watchNodeSchemas() async {
         guard store is any SharedChangeLogStore else { return }
         let entry = NodeSchemaEntry(
             node: UUID().wireString, fingerprint: schema.fingerprint, schema: schema.jsonValue,
             startedAt: configuration.wallClock(), seenAt: configuration.wallClock())
         evolution.withLock { $0.nodeKey = entry.key }
+        guard await compareNodeSchemas(entry) else { return }
         Task { [weak self] in
-            guard await self?.compareNodeSchemas(entry) == true else { return }
             while true {
                 try? await Task.sleep(for: Self.nodeSchemaInterval)
                 guard let engine = self, !engine.isDraining, await engine.compareNodeSchemas(entry) else { return }

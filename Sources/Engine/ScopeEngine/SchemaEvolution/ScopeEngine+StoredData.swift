@@ -59,10 +59,20 @@ extension ScopeEngine {
 
     /// ``replay(_:onto:scope:)``, and the record's payload as the current schema reads it (the
     /// stored bytes themselves when nothing in it needed a change).
+    ///
+    /// A change set the schema accepts as stored needs no translation (every property known, every
+    /// value valid), so it is applied as stored first — the common case on a shared store, where
+    /// the translation is on for every record another node commits — and translated only when
+    /// that is refused.
     func replayed(
         _ record: ChangeRecord, onto state: ScopeState, scope name: String
     ) throws(RecoveryError) -> (state: ScopeState, payload: [UInt8]) {
-        var translation = translates(name, from: record.version) ? StoredDataTranslation(schema: schema) : nil
+        var asStored: StoredDataTranslation? = nil
+        guard translates(name, from: record.version) else {
+            return try replay(record, onto: state, scope: name, translation: &asStored)
+        }
+        if let replayed = try? replay(record, onto: state, scope: name, translation: &asStored) { return replayed }
+        var translation: StoredDataTranslation? = StoredDataTranslation(schema: schema)
         return try replay(record, onto: state, scope: name, translation: &translation)
     }
 
