@@ -553,6 +553,21 @@ def test_check_schema_exits_2_when_the_data_directory_holds_no_store(jetstream_b
     assert not (tmp_path / "missing").exists()
 
 
+def test_check_schema_exits_2_when_the_database_holds_no_store(jetstream_bin, tmp_path, postgres):
+    """The PostgreSQL counterpart: a dry run reads, it never creates the store's tables."""
+    schema = tmp_path / "base.yaml"
+    schema.write_text(yaml.safe_dump(BASE))
+    database = postgres.create_database()
+    tables = ("select table_schema || '.' || table_name from information_schema.tables "
+              "where table_schema not in ('pg_catalog', 'information_schema')")
+    result = subprocess.run([str(jetstream_bin), "check-schema", str(schema),
+                             "--database-url", postgres.url(database)],
+                            capture_output=True, text=True, timeout=CHECK_TIMEOUT)
+    message = result.stdout + result.stderr
+    assert result.returncode == 2, message
+    assert postgres.query(tables, dbname=database) == [], message
+
+
 ON_INVALID = {
     "default": ({"type": "Int32", "max": 5, "default": 1, "onInvalid": "default"}, 1),
     "clamp": ({"type": "Int32", "max": 5, "onInvalid": "clamp"}, 5),
