@@ -202,6 +202,23 @@ enum PostgresSchema {
         END $$;
         """#
 
+    /// Checks that the database holds a store this build can read, creating and changing nothing.
+    static func requireExisting(_ connection: PGConnection) throws(StoreError) {
+        let found = try connection.query(
+            "SELECT to_regclass('jetstream.schema_version') IS NOT NULL", operation: "look for the store")
+        guard found.string(row: 0, column: 0) == "t" || found.bytes(row: 0, column: 0) == [1] else {
+            throw .openFailed(
+                path: "database", message: "it holds no Jetstream store (no jetstream schema): nothing to check")
+        }
+        let versions = try connection.query("SELECT max(version) FROM jetstream.schema_version")
+        let current = versions.optionalInt64(row: 0, column: 0) ?? 0
+        guard current >= 1 && current <= Int64(version) else {
+            throw .corrupt(
+                path: "jetstream schema",
+                message: "the database is at schema version \(current); this build reads 1 to \(version)")
+        }
+    }
+
     /// Creates the schema or brings it to ``version``; refuses a database a newer build migrated.
     static func migrate(_ connection: PGConnection) throws(StoreError) {
         try connection.execute(

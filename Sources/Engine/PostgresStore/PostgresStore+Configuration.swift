@@ -12,6 +12,10 @@ extension PostgresStore {
     /// let store = try PostgresStore(url: "postgres://jetstream@127.0.0.1/jetstream", configuration: configuration)
     /// ```
     public struct Configuration: Sendable {
+        /// Opens an existing store to read it only (`jetstream check-schema`): the schema is
+        /// neither created nor migrated (a database without one is ``StoreError/openFailed(path:message:)``)
+        /// and no maintenance runs. Writes still go through if asked for: the caller does not ask.
+        public var readsOnly = false
         /// Change sets kept per scope for history and resume (at least; those after the latest
         /// snapshot are kept too).
         public var retainedChangeSets: Int = 10_000

@@ -48,7 +48,11 @@ public final class PostgresStore: SharedChangeLogStore {
             let setup = try PGConnection(
                 target: target, applicationName: "\(configuration.applicationName)-setup",
                 timeout: configuration.statementTimeout)
-            try PostgresSchema.migrate(setup)
+            if configuration.readsOnly {
+                try PostgresSchema.requireExisting(setup)
+            } else {
+                try PostgresSchema.migrate(setup)
+            }
         } catch .unavailable(let message) {
             throw .openFailed(path: target.description, message: message)
         }
@@ -61,12 +65,13 @@ public final class PostgresStore: SharedChangeLogStore {
             count: configuration.readerConnections, target: target, configuration: configuration,
             statistics: statistics, logger: logger)
         let expiryWriter = writers[0]
+        let maintains = !configuration.readsOnly
         listener = PostgresListener(
             target: target, configuration: configuration, statistics: statistics, logger: logger
         ) {
             // Every node expires old keys now and then; the DELETE is idempotent, so nodes that
             // overlap only repeat a cheap statement.
-            _ = expiryWriter.queue.enqueue(.expireIdempotencyRecords { _ in })
+            if maintains { _ = expiryWriter.queue.enqueue(.expireIdempotencyRecords { _ in }) }
         }
         presencePublisher = PostgresPresencePublisher(target: target, configuration: configuration, logger: logger)
         waitBound = WriteWaitBound(queues: writers.map(\.queue), limit: configuration.unavailableAfter)

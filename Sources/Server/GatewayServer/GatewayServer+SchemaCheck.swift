@@ -8,7 +8,8 @@ extension GatewayServer {
     /// How the scopes stored where `configuration` points (its data directory, or its database)
     /// fit `schema`, read in one pass without serving: what `jetstream check-schema --data-dir`
     /// reports before a deploy. The embedded store must exist and not be open in a running
-    /// gateway (check a `jetstream backup` of it instead); a database may be in use.
+    /// gateway (check a `jetstream backup` of it instead); a database may be in use, and is only
+    /// read (nothing is created or migrated).
     public static func checkStoredData(
         _ configuration: GatewayServerConfiguration, schema: Schema, logger: Logger
     ) async throws -> SchemaFitReport {
@@ -17,7 +18,7 @@ extension GatewayServer {
                 path: configuration.storePath,
                 message: "no store there: give --data-dir the directory `jetstream serve --data-dir` uses")
         }
-        let store = try openStore(configuration, logger: logger)
+        let store = try openStore(configuration, readsOnly: true, logger: logger)
         defer { store.close() }
         let engine = ScopeEngine(
             configuration: ScopeEngineConfiguration(schema: schema), store: store, logger: logger)

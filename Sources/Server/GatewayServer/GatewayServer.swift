@@ -44,8 +44,11 @@ public final class GatewayServer: Sendable {
         }
     }
 
-    /// The shared PostgreSQL store with a database URL, else the embedded SQLite store.
-    static func openStore(_ configuration: GatewayServerConfiguration, logger: Logger) throws -> any ChangeLogStore {
+    /// The shared PostgreSQL store with a database URL, else the embedded SQLite store. `readsOnly`
+    /// opens an existing PostgreSQL store without creating or migrating anything.
+    static func openStore(
+        _ configuration: GatewayServerConfiguration, readsOnly: Bool = false, logger: Logger
+    ) throws -> any ChangeLogStore {
         let idempotencyTTL = Int64((configuration.idempotencyTTL / .milliseconds(1)).rounded())
         if let url = configuration.databaseURL {
             var storeConfiguration = PostgresStore.Configuration()
@@ -54,6 +57,7 @@ public final class GatewayServer: Sendable {
             storeConfiguration.writerConnections = configuration.databaseWriters
             storeConfiguration.pollInterval = configuration.databasePollInterval
             storeConfiguration.unavailableAfter = configuration.databaseTimeout
+            storeConfiguration.readsOnly = readsOnly
             return try PostgresStore(url: url, configuration: storeConfiguration, logger: logger)
         }
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)

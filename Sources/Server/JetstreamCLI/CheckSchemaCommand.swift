@@ -63,7 +63,7 @@ struct CheckSchemaCommand: AsyncParsableCommand {
         case .json:
             print(report.jsonValue.encodedString())
         case .text:
-            for line in report.lines { print(line) }
+            for line in report.lines(schemaName: file) { print(line) }
             if report.fits {
                 print(
                     "\(file) fits the stored data: \(report.scopes) scopes, \(report.objects) objects "

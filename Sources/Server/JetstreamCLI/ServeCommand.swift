@@ -215,7 +215,9 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical(
                 "the stored data does not fit the schema",
                 metadata: ["problems": "\(report.problems.count)", "unreadable": "\(report.failures.count)"])
-            FileHandle.standardError.write(Data((report.description + "\n").utf8))
+            let lines = report.lines(schemaName: schema ?? "the demo schema").map { "  " + $0 }
+            let text = (["the stored data does not fit the schema:"] + lines).joined(separator: "\n")
+            FileHandle.standardError.write(Data((text + "\n").utf8))
             throw ExitCode(1)
         }
         let shownHost = host.contains(":") ? "[\(host)]" : host

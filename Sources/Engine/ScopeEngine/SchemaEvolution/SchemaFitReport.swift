@@ -34,8 +34,8 @@ public struct SchemaFitReport: Error, Sendable, CustomStringConvertible {
 
     public var fits: Bool { problems.isEmpty && failures.isEmpty }
 
-    /// The lines naming each problem, then a summary.
-    public var lines: [String] {
+    /// The lines naming each problem, then a summary naming the schema (`schemaName`, a file).
+    public func lines(schemaName: String = "the schema") -> [String] {
         var lines = problems.map { "scope '\($0.scope)' \($0.problem)" }
         lines += failures.map { "scope '\($0.scope)' version \($0.version): \($0.message)" }
         if !fits {
@@ -43,7 +43,7 @@ public struct SchemaFitReport: Error, Sendable, CustomStringConvertible {
             let objectCount = Set(problems.map { "\($0.scope)/\($0.problem.uuid)" }).count
             var summary = "\(objectCount) object\(objectCount == 1 ? "" : "s") in \(scopeCount) scope"
             summary += scopeCount == 1 ? "" : "s"
-            summary += " do not fit the schema"
+            summary += " do not fit \(schemaName)"
             if !failures.isEmpty { summary += " (\(failures.count) scope\(failures.count == 1 ? "" : "s") unreadable)" }
             lines.append(summary)
         }
@@ -51,7 +51,7 @@ public struct SchemaFitReport: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        (["the stored data does not fit the schema:"] + lines.map { "  " + $0 }).joined(separator: "\n")
+        (["the stored data does not fit the schema:"] + lines().map { "  " + $0 }).joined(separator: "\n")
     }
 
     /// `{"fits","scopes","objects","fixed","problems":[{"scope",…}],"failures":[…]}`.
