@@ -163,6 +163,45 @@ struct StoredDataTranslationTests {
         #expect(problem.description == "object \(sticker.wireString) Sticker: unknown-class: \(problem.reason)")
     }
 
+    @Test("an object of a removed class that the log let go of since is not reported")
+    func unknownClassLetGo() throws {
+        let stored = [
+            F.change(root, "Board", ["cards": F.refs(c1, sticker), "pinned": F.ref(sticker)]),
+            F.add(sticker, "Sticker", ["text": "hi"]), F.add(c1, "Card"),
+        ]
+        let (state, translation) = try load(
+            stored,
+            tail: [
+                [F.change(root, "Board", ["cards": ["remove": F.refs(sticker)]])],
+                [F.change(root, "Board", ["pinned": .null])],
+            ])
+        #expect(state.root["cards"] == .references([c1]))
+        #expect(translation.problems.isEmpty, "\(translation.problems)")
+
+        // Still listed by one property: still in the state, still reported.
+        let (_, holding) = try load(stored, tail: [[F.change(root, "Board", ["pinned": .null])]])
+        #expect(holding.problems.map(\.uuid) == [sticker])
+    }
+
+    @Test("what only an object of a removed class held is cut loose with it, not refused as unattached")
+    func unknownClassChildren() throws {
+        // The sticker's add lists c2 (a Card) among its properties: with the sticker gone, nothing
+        // attaches c2, in the snapshot or in a logged change set.
+        let stored = [
+            F.change(root, "Board", ["cards": F.refs(c1, sticker)]),
+            F.add(sticker, "Sticker", ["cards": F.refs(c2)]), F.add(c1, "Card"), F.add(c2, "Card"),
+        ]
+        let (state, translation) = try load(
+            stored,
+            tail: [
+                [F.add(c3, "Card"), F.change(sticker, "Sticker", ["cards": ["insert": F.refs(c3)]])],
+                [F.change(c2, "Card", ["stars": 1])],
+            ])
+        #expect(state.count == 2, "root and c1")
+        #expect(!state.contains(c2) && !state.contains(c3))
+        #expect(translation.problems.map(\.uuid) == [sticker])
+    }
+
     // MARK: onInvalid
 
     @Test("onInvalid: default loads the property's default and counts the fix")

@@ -94,7 +94,8 @@ extension PropertyDefinition {
         case (_, .number(let number)) where type.isNumeric:
             return clamped(number.doubleValue, as: type)
         default:
-            return refusal(ofElement: json, type: type, label: name) == nil ? json : nil
+            // Spelled out: `nil` alone would be JSON's null (JSONValue is nil-literal expressible).
+            return refusal(ofElement: json, type: type, label: name) == nil ? json : Optional<JSONValue>.none
         }
     }
 
@@ -103,9 +104,11 @@ extension PropertyDefinition {
         var low = constraints.min ?? -.infinity
         var high = constraints.max ?? .infinity
         if let bounds = type.integerBounds {
-            low = Swift.max(low, Double(bounds.min))
-            high = Swift.min(high, Double(bounds.max))
             let clamped = Swift.min(Swift.max(value.rounded(.towardZero), low.rounded(.up)), high.rounded(.down))
+            // Double cannot hold Int64.max or UInt64.max (they round up, out of the type): the
+            // type's own bounds are taken as integers.
+            if clamped <= Double(bounds.min) { return .number(JSONNumber(bounds.min)) }
+            if clamped >= Double(bounds.max) { return .number(JSONNumber(bounds.max)) }
             if clamped < 0 { return Int64(exactly: clamped).map { .number(JSONNumber($0)) } }
             return UInt64(exactly: clamped).map { .number(JSONNumber($0)) }
         }

@@ -22,8 +22,17 @@ public struct StoredDataTranslation: Sendable {
     let schema: Schema
     /// Open problems, by object and property ("" for the class).
     private var open: [ProblemKey: StoredValueProblem] = [:]
-    /// Objects whose class the schema no longer has: never loaded, references to them dropped.
+    /// Objects never loaded: their class is gone, or a fix cut them loose (a collection of
+    /// references cut to `maxCount`). References to them are dropped, and so are their fragments.
     private(set) var missingObjects: Set<UUID> = []
+    /// Objects of classes the schema no longer has.
+    private var missingClassObjects: Set<UUID> = []
+    /// For each property of a loaded object, the missing objects its stored value refers to: an
+    /// object of a removed class still referred to at the end is in the current state (reported);
+    /// one no longer referred to is history (not reported).
+    private var missingReferences: [ProblemKey: Set<UUID>] = [:]
+    /// Whether the batch being translated dropped a reference (so an add may be left unattached).
+    private var droppedReference = false
     /// Objects a value of which asked for `remove-object`.
     private(set) var removals: Set<UUID> = []
     /// How many stored values `onInvalid` fixed.
@@ -50,11 +59,55 @@ public struct StoredDataTranslation: Sendable {
         // Objects of removed classes first: a parent in the same batch may list one before its add.
         for fragment in fragments where schema.modelClass(named: fragment.clsName) == nil {
             missingObjects.insert(fragment.uuid)
+            missingClassObjects.insert(fragment.uuid)
+            droppedReference = true
         }
-        return fragments.compactMap { translate($0) }
+        let translated = fragments.compactMap { translate($0) }
+        guard droppedReference else { return translated }
+        droppedReference = false
+        return droppingLooseAdds(translated, original: fragments)
+    }
+
+    /// Without the references a fix dropped (or those to objects of removed classes), objects the
+    /// batch adds may no longer be attached to anything: they are cut loose too, with whatever only
+    /// they referred to, rather than refused as unattached.
+    private mutating func droppingLooseAdds(_ translated: [SyncFragment], original: [SyncFragment]) -> [SyncFragment] {
+        let referencedBefore = Self.referencedUUIDs(in: original)
+        var kept = translated
+        while true {
+            let referenced = Self.referencedUUIDs(in: kept)
+            let loose = Set(
+                kept.lazy.filter {
+                    $0.type == .add && referencedBefore.contains($0.uuid) && !referenced.contains($0.uuid)
+                }
+                .map(\.uuid))
+            guard !loose.isEmpty else { return kept }
+            missingObjects.formUnion(loose)
+            kept.removeAll { loose.contains($0.uuid) }
+        }
+    }
+
+    /// Every UUID the fragments' values name (references, in arrays, operations or alone).
+    private static func referencedUUIDs(in fragments: [SyncFragment]) -> Set<UUID> {
+        var found: Set<UUID> = []
+        func collect(_ value: JSONValue) {
+            switch value {
+            case .string(let text): if let uuid = UUID(wireString: text) { found.insert(uuid) }
+            case .array(let elements): elements.forEach(collect)
+            case .object(let object): object.forEach { collect($0.value) }
+            default: break
+            }
+        }
+        for fragment in fragments { fragment.properties.forEach { collect($0.value) } }
+        return found
     }
 
     private mutating func translate(_ fragment: SyncFragment) -> SyncFragment? {
+        if missingObjects.contains(fragment.uuid) && !missingClassObjects.contains(fragment.uuid) {
+            // Cut loose earlier: it never loaded, so neither does a change to it.
+            changedAnything = true
+            return nil
+        }
         guard let modelClass = schema.modelClass(named: fragment.clsName) else {
             changedAnything = true
             open[ProblemKey(uuid: fragment.uuid, property: "")] = StoredValueProblem(
@@ -98,7 +151,19 @@ public struct StoredDataTranslation: Sendable {
         _ value: JSONValue, as definition: PropertyDefinition, of fragment: SyncFragment, in modelClass: ModelClass
     ) -> JSONValue {
         let key = ProblemKey(uuid: fragment.uuid, property: definition.name)
-        let cleaned = dropMissingReferences(from: value, of: definition)
+        let cleaned = dropMissingReferences(from: value, of: definition, holder: key)
+        let loaded = fitting(cleaned, stored: value, as: definition, of: fragment, in: modelClass)
+        if definition.type.referencedClassName != nil, loaded != cleaned { droppedReference = true }
+        return loaded
+    }
+
+    /// `value` when `definition` accepts it, else what its `onInvalid` makes of it (or its default,
+    /// the refusal recorded).
+    private mutating func fitting(
+        _ cleaned: JSONValue, stored value: JSONValue, as definition: PropertyDefinition, of fragment: SyncFragment,
+        in modelClass: ModelClass
+    ) -> JSONValue {
+        let key = ProblemKey(uuid: fragment.uuid, property: definition.name)
         guard let error = definition.refusal(of: cleaned) else {
             open[key] = nil
             return cleaned
@@ -109,8 +174,11 @@ public struct StoredDataTranslation: Sendable {
             return definition.defaultValue.jsonValue
         case .clamp?:
             fixedValues += 1
-            let clamped = definition.clamped(cleaned)
-            return clamped.flatMap { definition.refusal(of: $0) == nil ? $0 : nil } ?? definition.defaultValue.jsonValue
+            // Spelled out: `nil` alone would be JSON's null (JSONValue is nil-literal expressible).
+            let fitting: JSONValue? = definition.clamped(cleaned).flatMap { clamped -> JSONValue? in
+                definition.refusal(of: clamped) == nil ? clamped : Optional<JSONValue>.none
+            }
+            return fitting ?? definition.defaultValue.jsonValue
         case .null?:
             fixedValues += 1
             return .null
@@ -126,28 +194,41 @@ public struct StoredDataTranslation: Sendable {
         }
     }
 
-    /// References to objects of removed classes leave collections and become `null` (a non-nullable
-    /// one is then refused, and reported).
-    private func dropMissingReferences(from value: JSONValue, of definition: PropertyDefinition) -> JSONValue {
+    /// References to missing objects leave collections and become `null` (a non-nullable one is
+    /// then refused, and reported); which ones `holder` held is kept for ``finish(_:schema:)``.
+    private mutating func dropMissingReferences(
+        from value: JSONValue, of definition: PropertyDefinition, holder: ProblemKey
+    ) -> JSONValue {
         guard !missingObjects.isEmpty, definition.type.referencedClassName != nil else { return value }
-        func isMissing(_ element: JSONValue) -> Bool {
-            element.string.flatMap(UUID.init(wireString:)).map(missingObjects.contains) ?? false
+        let missing = missingObjects
+        func missingUUID(_ element: JSONValue) -> UUID? {
+            element.string.flatMap(UUID.init(wireString:)).flatMap { missing.contains($0) ? $0 : nil }
         }
+        var held = missingReferences[holder] ?? []
+        let cleaned: JSONValue
         switch value {
-        case .string where isMissing(value):
-            return .null
+        case .string:
+            held = Set([missingUUID(value)].compactMap { $0 })
+            cleaned = held.isEmpty ? value : .null
         case .array(let elements):
-            return .array(elements.filter { !isMissing($0) })
+            held = Set(elements.compactMap(missingUUID))
+            cleaned = .array(elements.filter { missingUUID($0) == nil })
         case .object(var operations):
-            for key in ["insert", "remove"] {
-                if case .array(let elements)? = operations[key] {
-                    operations[key] = .array(elements.filter { !isMissing($0) })
-                }
+            if case .array(let removed)? = operations["remove"] {
+                held.subtract(removed.compactMap(missingUUID))
+                operations["remove"] = .array(removed.filter { missingUUID($0) == nil })
             }
-            return .object(operations)
+            if case .array(let inserted)? = operations["insert"] {
+                held.formUnion(inserted.compactMap(missingUUID))
+                operations["insert"] = .array(inserted.filter { missingUUID($0) == nil })
+            }
+            cleaned = .object(operations)
         default:
-            return value
+            held = []
+            cleaned = value
         }
+        missingReferences[holder] = held.isEmpty ? nil : held
+        return cleaned
     }
 }
 
@@ -176,8 +257,12 @@ extension StoredDataTranslation {
                 uuid: state.rootUUID, className: state.rootClass.name, property: nil, value: nil,
                 kind: .constraintViolation, reason: "onInvalid: remove-object cannot remove the scope's root")
         }
+        // An object of a removed class is in the current state while a loaded object refers to it.
+        var heldMissing: Set<UUID> = []
+        for (holder, uuids) in missingReferences where state.contains(holder.uuid) { heldMissing.formUnion(uuids) }
         open = open.filter { entry in
-            state.contains(entry.key.uuid) || (entry.key.property.isEmpty && entry.value.kind == .unknownClass)
+            entry.value.kind == .unknownClass && entry.key.property.isEmpty
+                ? heldMissing.contains(entry.key.uuid) : state.contains(entry.key.uuid)
         }
         return state
     }

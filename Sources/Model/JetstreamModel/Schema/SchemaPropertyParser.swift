@@ -55,7 +55,9 @@ enum SchemaPropertyParser {
             }
         }
         var onInvalid: InvalidValuePolicy?
-        if let text = try string(object, "onInvalid") {
+        if case .null? = object["onInvalid"] {
+            onInvalid = .null  // YAML reads a bare `null` as no value, not as the word
+        } else if let text = try string(object, "onInvalid") {
             guard let policy = InvalidValuePolicy(rawValue: text) else {
                 let choices = InvalidValuePolicy.allCases.map(\.rawValue).joined(separator: ", ")
                 throw Problem(message: "'onInvalid' must be one of \(choices), got '\(text)'")
