@@ -17,7 +17,8 @@ struct SchemaRecheckTests {
     }
 
     private static func decide(_ answer: Client.Answer?, current: Schema = .demo) throws -> SchemaRecheck {
-        SchemaRecheck(answer: answer, current: current, model: try modelSchema(), scope: "canvas-1", rootClass: "Canvas")
+        SchemaRecheck(
+            answer: answer, current: current, model: try modelSchema(), scope: "canvas-1", rootClass: "Canvas")
     }
 
     private static func served(_ schema: Schema, entityTag: String? = nil) -> Client.Answer {
@@ -60,8 +61,11 @@ struct SchemaRecheckTests {
         #expect(
             try Self.decide(Self.served(try Self.demo(label: "Int")))
                 == .mismatch(["Shape.label is String here, Int on the server"]))
-        let otherRoot = try Schema.demo(adding: "models:\n  Board: { title: String }\nscopes:\n  \"canvas-*\": { root: Board }\n")
-        #expect(try Self.decide(Self.served(otherRoot)) == .mismatch(["scope canvas-1 has a Board root on the server, a Canvas here"]))
+        let otherRoot = try Schema.demo(
+            adding: "models:\n  Board: { title: String }\nscopes:\n  \"canvas-*\": { root: Board }\n")
+        #expect(
+            try Self.decide(Self.served(otherRoot))
+                == .mismatch(["scope canvas-1 has a Board root on the server, a Canvas here"]))
     }
 
     @Test("no answer, another status or a body that is no schema: unreadable (the stream resumes later)")

@@ -343,7 +343,8 @@ struct SyncEngineTests {
         let line = "width:  { type: Float, default: 100, min: 0 }"
         #expect(Schema.demoYAML.contains(line))
         let stricter = try Schema.parse(
-            yaml: Schema.demoYAML.replacingOccurrences(of: line, with: "width:  { type: Float, default: 100, min: 50 }"),
+            yaml: Schema.demoYAML.replacingOccurrences(
+                of: line, with: "width:  { type: Float, default: 100, min: 50 }"),
             file: "stricter.yaml")
         let state = try ScopeState(
             importing: F.canvas(version: 2, [(Self.s1, ["x": 1]), (Self.s2, ["x": 2])]).exportFragments(),

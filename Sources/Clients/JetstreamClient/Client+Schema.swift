@@ -41,7 +41,8 @@ extension Client {
     }
 
     /// ``check(_:scope:rootClass:against:)``'s differences, one line each (none when they agree).
-    static func differences(_ local: Schema, scope name: String, rootClass: String, against server: Schema) -> [String] {
+    static func differences(_ local: Schema, scope name: String, rootClass: String, against server: Schema) -> [String]
+    {
         var problems: [String] = []
         for modelClass in local.classes {
             guard let serverClass = server.modelClass(named: modelClass.name) else {
