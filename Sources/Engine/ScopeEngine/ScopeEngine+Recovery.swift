@@ -92,6 +92,7 @@ extension ScopeEngine {
         report.objects += loaded.state.count
         if let translation = loaded.translation {
             report.fixedValues += translation.fixedValues
+            if translation.changedAnything { report.translatedScopes.insert(scope.info.name) }
             let problems = translation.problems
             report.problems += problems.map { SchemaFitReport.Problem(scope: scope.info.name, problem: $0) }
             if strict && !problems.isEmpty { return nil }

@@ -29,6 +29,8 @@ public struct SchemaFitReport: Error, Sendable, CustomStringConvertible {
     public internal(set) var fixedValues = 0
     public internal(set) var problems: [Problem] = []
     public internal(set) var failures: [Failure] = []
+    /// Scopes whose stored data the translation changed (something in them does not read as stored).
+    var translatedScopes: Set<String> = []
 
     public init() {}
 

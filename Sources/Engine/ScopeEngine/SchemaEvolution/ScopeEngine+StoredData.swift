@@ -168,11 +168,17 @@ extension ScopeEngine {
 
     /// Records this schema with the store once recovery read everything under it: its fingerprint,
     /// and for every scope the version it has now, after which its change sets are this schema's.
+    ///
+    /// A store with no record (new, or from before schema records) may or may not have changed
+    /// schema: only the scopes whose stored data the translation changed get a boundary, so that
+    /// upgrading the gateway alone does not send every stream a `reset`.
     func recordSchema(
         replacing previous: StoredSchemaRecord?, heads: [ScopeHandle], report: SchemaFitReport
     ) async throws(StoreError) {
         var boundaries = previous?.boundaries ?? [:]
-        for handle in heads { boundaries[handle.name] = handle.version }
+        for handle in heads where previous != nil || report.translatedScopes.contains(handle.name) {
+            boundaries[handle.name] = handle.version
+        }
         let record = StoredSchemaRecord(
             fingerprint: schema.fingerprint, schema: schema.jsonValue, boundaries: boundaries)
         try await store.writeMetadata(key: StoredSchemaRecord.metadataKey, value: record.bytes)
