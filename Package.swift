@@ -9,7 +9,10 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "jetstream-gateway",
-    platforms: [.macOS(.v15)],
+    // Mutex (Synchronization) sets the floor on every Apple platform: macOS 15, iOS 18, tvOS 18, watchOS 11,
+    // visionOS 2. Only the client products (Jetstream, JetstreamModel, JetstreamClient) build there: the
+    // server needs Linux system libraries (Tests/architecture/check-client-closure.py).
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "jetstream", targets: ["JetstreamCLI"]),
         .library(name: "JetstreamModel", targets: ["JetstreamModel"]),
