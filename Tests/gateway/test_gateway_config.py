@@ -23,7 +23,7 @@ def test_print_config_shows_the_defaults_as_yaml(jetstream_bin):
     assert result.returncode == 0, result.stderr
     config = yaml.safe_load(result.stdout)
     assert config["host"] == "127.0.0.1" and config["port"] == 8080
-    assert config["heartbeat-interval"] == 15 and config["idempotency-ttl"] == 86400
+    assert config["heartbeat-interval"] == 15 and config["idempotency-ttl"] == 604800
     assert config["access-log"] is True and config["drain-delay"] == 0
     assert config["history-limit"] == 10000 and config["max-body-bytes"] == 1 << 20
 

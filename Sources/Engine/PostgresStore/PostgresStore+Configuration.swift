@@ -19,8 +19,8 @@ extension PostgresStore {
         /// Change sets kept per scope for history and resume (at least; those after the latest
         /// snapshot are kept too).
         public var retainedChangeSets: Int = 10_000
-        /// How long an idempotency record is kept and replayed, in milliseconds (default 24 h).
-        public var idempotencyTTLMilliseconds: Int64 = 86_400_000
+        /// How long an idempotency record is kept and replayed, in milliseconds (default 7 days).
+        public var idempotencyTTLMilliseconds: Int64 = 7 * 86_400_000
         /// How often one node expires idempotency records, in milliseconds.
         public var idempotencyExpiryIntervalMilliseconds: Int64 = 60_000
         /// Writer connections per node, each committing its own batches; a scope always uses the

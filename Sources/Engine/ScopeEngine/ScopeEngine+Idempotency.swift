@@ -1,3 +1,4 @@
+import Foundation
 import JetstreamModel
 import Logging
 import Store
@@ -26,14 +27,23 @@ public struct IdempotencyKey: Sendable {
     /// The authenticated subject that sent it; nil for an anonymous request.
     public let subject: String?
     public let digest: [UInt8]
+    /// When the client made the change set (`Idempotency-Key-Created`, ms since 1970), if it said:
+    /// a set older than the records are kept is decided from the log (ScopeEngine+ExpiredKeys.swift).
+    public let created: Int64?
 
     /// `target` names what the request applies to when the body alone does not (a merge patch's
     /// method and path): it is part of the digest, so the same key and body sent elsewhere is a
     /// reused key, never a replay of another request's outcome.
-    public init(key: String, subject: String? = nil, target: String? = nil, body: [UInt8]) {
+    public init(key: String, subject: String? = nil, target: String? = nil, body: [UInt8], created: Int64? = nil) {
         self.key = key
         self.subject = subject
         self.digest = Self.digestTag + (target.map { Array("\($0)\n".utf8) } ?? []) + body
+        self.created = created
+    }
+
+    /// An `Idempotency-Key-Created` value (RFC 3339, as change sets' `at`) in ms since 1970.
+    public static func createdMilliseconds(_ header: String) -> Int64? {
+        ChangeTime.milliseconds(rfc3339: header.trimmingCharacters(in: .whitespaces))
     }
 
     /// The key under which the outcome is stored: `subject key` for a subject's key (a key is
@@ -94,6 +104,11 @@ extension ScopeEngine {
             } catch {
                 return finish(.rejected(storeFailure(error)))
             }
+            if stored == nil, let created = idempotency.created, isPastIdempotencyWindow(created: created) {
+                return await decidePastWindow(
+                    submission, to: handle, ifMatch: ifMatch, idempotency: idempotency, created: created,
+                    finish: finish)
+            }
             guard let stored else {
                 return stage(submission, to: handle, ifMatch: ifMatch, idempotency: idempotency) { outcome in
                     guard case .rejected(.store(.idempotencyKeyExists)) = outcome else { return finish(outcome) }
@@ -139,6 +154,32 @@ extension ScopeEngine {
             return finish(outcome)
         }
         answer(idempotency, with: stored, finish: finish)
+    }
+
+    /// A keyed set made before the idempotency window, with no record: applied once, answered
+    /// from the log, or refused — never applied twice (ScopeEngine+ExpiredKeys.swift).
+    private func decidePastWindow(
+        _ submission: Submission, to handle: ScopeHandle, ifMatch: VersionCondition?, idempotency: IdempotencyKey,
+        created: Int64, finish: @escaping @Sendable (SubmitOutcome) -> Void
+    ) async {
+        let decision: ExpiredKeyDecision
+        do throws(StoreError) {
+            decision = try await decideExpiredKey(idempotency, created: created, of: handle)
+        } catch {
+            return finish(.rejected(storeFailure(error)))
+        }
+        switch decision {
+        case .apply:
+            stage(submission, to: handle, ifMatch: ifMatch, idempotency: idempotency, completion: finish)
+        case .applied(let record):
+            configuration.observer?.didReplay()
+            finish(.replayed(Self.replayedAnswer(record, for: idempotency)))
+        case .unknowable(let oldest):
+            let refusal = ScopeError.idempotencyWindowPassed(
+                key: idempotency.key, created: created, oldestLogged: oldest,
+                windowMilliseconds: configuration.idempotencyTTLMilliseconds)
+            recordRejection(refusal, idempotency: idempotency, of: handle, completion: finish)
+        }
     }
 
     /// Stores a final rejection under its key, then answers it (the answer does not wait on a

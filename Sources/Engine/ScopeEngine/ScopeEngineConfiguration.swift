@@ -36,6 +36,9 @@ public struct ScopeEngineConfiguration: Sendable {
     /// Milliseconds since 1970: the `"at"` recorded with each accepted change set (a test sets a
     /// manual clock).
     public var wallClock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+    /// How long the store keeps idempotency records (`--idempotency-ttl`), in milliseconds: a keyed
+    /// set made longer ago than that is decided from the change-set log.
+    public var idempotencyTTLMilliseconds: Int64 = 7 * 86_400_000
     /// Members one scope's presence holds at most (`--max-presence-members`).
     public var maxPresenceMembers = 1000
     /// How presence reaches the other nodes of a shared store; nil on one node.

@@ -36,6 +36,9 @@ public enum ScopeError: Error, Sendable {
     case idempotencyKeyReused(String)
     /// A request with this idempotency key is still being decided or made durable.
     case idempotencyKeyInFlight(String)
+    /// A keyed set made before the idempotency window whose key the retained log cannot vouch
+    /// for: it may have been applied, so it is not applied (again).
+    case idempotencyWindowPassed(key: String, created: Int64, oldestLogged: Int64?, windowMilliseconds: Int64)
     /// The change sets after `since` are no longer retained.
     case historyGone(scope: String, since: Int, oldest: Int, current: Int)
     /// `since` is ahead of the scope's current version.
@@ -81,6 +84,8 @@ public enum ScopeError: Error, Sendable {
             "Idempotency-Key '\(key)' was already used for a different request body; use a new key"
         case .idempotencyKeyInFlight(let key):
             "a request with Idempotency-Key '\(key)' is still in flight; retry once it is answered"
+        case .idempotencyWindowPassed(let key, let created, let oldest, let window):
+            Self.windowPassedMessage(key: key, created: created, oldest: oldest, window: window)
         case .historyGone(let scope, let since, let oldest, _):
             "change sets after version \(since) of '\(scope)' are no longer retained; "
                 + "the oldest version to read from is \(oldest): GET the scope's state instead"
@@ -175,5 +180,19 @@ public struct RevertConflict: Sendable, Hashable {
         self.uuid = uuid
         self.property = property
         self.version = version
+    }
+}
+
+extension ScopeError {
+    static func windowPassedMessage(key: String, created: Int64, oldest: Int64?, window: Int64) -> String {
+        let made = ChangeTime.rfc3339(millisecondsSince1970: created)
+        var message = "the change set with Idempotency-Key '\(key)' was made at \(made), longer ago than "
+        message +=
+            "idempotency records are kept (\(window / 1000) s), and the scope's log no longer reaches back to then"
+        if let oldest {
+            message += " (its oldest change set is from \(ChangeTime.rfc3339(millisecondsSince1970: oldest)))"
+        }
+        message += ": it may have been applied already, so it is not applied again; "
+        return message + "read the scope and make the change again if it is still wanted"
     }
 }

@@ -13,8 +13,8 @@ extension SQLiteStore {
         /// Change sets kept per scope for history and resume (at least; those after the latest snapshot
         /// are kept too, recovery needs them).
         public var retainedChangeSets: Int = 10_000
-        /// How long an idempotency record is kept and replayed, in milliseconds (default 24 h).
-        public var idempotencyTTLMilliseconds: Int64 = 86_400_000
+        /// How long an idempotency record is kept and replayed, in milliseconds (default 7 days).
+        public var idempotencyTTLMilliseconds: Int64 = 7 * 86_400_000
         /// How often the commit thread expires idempotency records in the background, in milliseconds.
         public var idempotencyExpiryIntervalMilliseconds: Int64 = 60_000
         /// Read connections (history, resume, lookups run on them in parallel).

@@ -77,6 +77,8 @@ public final class GatewayServer: Sendable {
             historyLimit: configuration.historyLimit, resumeBufferSize: configuration.resumeBufferSize,
             snapshotInterval: configuration.snapshotInterval, maxHistoryPage: configuration.limits.maxHistoryPage)
         Gateway.prepare(&engineConfiguration, metrics: metrics)
+        engineConfiguration.idempotencyTTLMilliseconds = Int64(
+            (configuration.idempotencyTTL / .milliseconds(1)).rounded())
         engineConfiguration.maxPresenceMembers = configuration.maxPresenceMembers
         if let shared = store as? any SharedChangeLogStore {
             engineConfiguration.conflictRetries = configuration.conflictRetries

@@ -49,7 +49,7 @@ public struct GatewayServerConfiguration: Sendable {
     /// Presence members one scope holds at most.
     public var maxPresenceMembers = 1000
     /// How long an `Idempotency-Key` and its outcome are kept.
-    public var idempotencyTTL: Duration = .seconds(86_400)
+    public var idempotencyTTL: Duration = .seconds(604_800)
     /// Time between SSE keep-alive comments.
     public var heartbeatInterval: Duration = .seconds(15)
     /// The `retry:` delay every event stream starts with.

@@ -10,7 +10,7 @@ import Yams
 /// host: "::"
 /// port: 8080
 /// data-dir: /var/lib/jetstream
-/// idempotency-ttl: 86400
+/// idempotency-ttl: 604800
 /// ```
 enum ConfigFile {
     /// The file named by `--config` (or `JETSTREAM_CONFIG`), loaded once; exits 78 (EX_CONFIG)

@@ -119,7 +119,7 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var drainDelay = EnvironmentDefault.value("JETSTREAM_DRAIN_DELAY", 0.0)
     @Option(help: "Seconds an Idempotency-Key and its outcome are kept. [JETSTREAM_IDEMPOTENCY_TTL]")
-    var idempotencyTTL = EnvironmentDefault.value("JETSTREAM_IDEMPOTENCY_TTL", 86_400.0)
+    var idempotencyTTL = EnvironmentDefault.value("JETSTREAM_IDEMPOTENCY_TTL", 604_800.0)
     @Flag(inversion: .prefixedNo, help: "One log line per request (label jetstream.access). [JETSTREAM_ACCESS_LOG]")
     var accessLog = EnvironmentDefault.value("JETSTREAM_ACCESS_LOG", true)
     @Option(help: "Log format: text or json. [JETSTREAM_LOG_FORMAT]")

@@ -13,7 +13,8 @@ public struct CORSPolicy: Sendable {
     public var allowCredentials: Bool
     public var allowedMethods = ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE", "OPTIONS"]
     public var allowedHeaders = [
-        "Authorization", "Content-Type", "If-Match", "If-None-Match", "Idempotency-Key", "Last-Event-ID",
+        "Authorization", "Content-Type", "If-Match", "If-None-Match", "Idempotency-Key", "Idempotency-Key-Created",
+        "Last-Event-ID",
     ]
     public var exposedHeaders = ["ETag", "Location", "Idempotent-Replayed", "Retry-After", "WWW-Authenticate"]
     /// Seconds a browser may cache a preflight answer.

@@ -88,6 +88,8 @@ extension Problem {
             self.init(.idempotencyKeyReused, detail: detail)
         case .idempotencyKeyInFlight:
             self.init(.idempotencyKeyInFlight, detail: detail, headers: [.retryAfter: "1"])
+        case .idempotencyWindowPassed:
+            self.init(.idempotencyWindowPassed, detail: detail)
         case .historyGone(_, _, let oldest, let current):
             self.init(
                 .historyGone, detail: detail,

@@ -18,6 +18,7 @@ public enum ProblemKind: String, Sendable, CaseIterable {
     case preconditionFailed = "precondition-failed"
     case idempotencyKeyReused = "idempotency-key-reused"
     case idempotencyKeyInFlight = "idempotency-key-in-flight"
+    case idempotencyWindowPassed = "idempotency-window-passed"
     case historyGone = "history-gone"
     case versionNotFound = "version-not-found"
     case revertConflict = "revert-conflict"
@@ -54,7 +55,7 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .expectationFailed: .expectationFailed
         case .notImplemented: .notImplemented
         case .httpVersionNotSupported: HTTPResponse.Status(code: 505)
-        case .scopeExists, .idempotencyKeyInFlight: .conflict
+        case .scopeExists, .idempotencyKeyInFlight, .idempotencyWindowPassed: .conflict
         case .idempotencyKeyReused: .unprocessableContent
         case .invalidChangeSet: .unprocessableContent
         case .preconditionFailed: .preconditionFailed
@@ -91,6 +92,7 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .preconditionFailed: "The scope is not at the expected version"
         case .idempotencyKeyReused: "The idempotency key was used for another request"
         case .idempotencyKeyInFlight: "A request with this idempotency key is in flight"
+        case .idempotencyWindowPassed: "Made before the idempotency window; it may have been applied"
         case .historyGone: "The requested history is no longer retained"
         case .versionNotFound: "No such version"
         case .revertConflict: "Later change sets build on this one"

@@ -12,6 +12,9 @@ import Store
 enum IdempotencyRequest {
     static let headerName = HTTPField.Name("Idempotency-Key")!
     static let replayedHeaderName = HTTPField.Name("Idempotent-Replayed")!
+    /// When the client made the change set (RFC 3339): a set made before the idempotency window is
+    /// decided from the change-set log, never applied twice (docs/gateway.md, "Idempotency").
+    static let createdHeaderName = HTTPField.Name("Idempotency-Key-Created")!
     static let maxKeyLength = 255
 
     /// The request's key and digest, `nil` without an `Idempotency-Key` header, or a `400` for a
@@ -35,7 +38,17 @@ enum IdempotencyRequest {
         let bound = request.method == .patch || path.hasSuffix("/restore") || path.hasSuffix("/revert")
         let target = bound ? "\(request.method) \(path)" : nil
 
-        return IdempotencyKey(key: text, subject: subject, target: target, body: request.body)
+        var created: Int64?
+        if let header = request.headerFields[createdHeaderName] {
+            guard let milliseconds = IdempotencyKey.createdMilliseconds(header) else {
+                throw Problem(
+                    .badRequest,
+                    detail: "Idempotency-Key-Created must be an RFC 3339 time such as 2026-11-28T16:23:24.123Z, "
+                        + "got '\(header)'")
+            }
+            created = milliseconds
+        }
+        return IdempotencyKey(key: text, subject: subject, target: target, body: request.body, created: created)
     }
 
     /// The stored outcome answered again, marked `Idempotent-Replayed: true`.
