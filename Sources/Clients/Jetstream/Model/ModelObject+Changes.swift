@@ -1,10 +1,11 @@
 extension ModelObject {
-    /// The one path every property write takes: equality check, graph bookkeeping, collection
-    /// callbacks, change recording, then change and tree notifications.
+    /// The one path every property write takes: equality check, the store (announced to the
+    /// Observation registrar), graph bookkeeping, collection callbacks, change recording, then
+    /// change and tree notifications.
     func setValue<Value: PropertyValue>(_ newValue: Value, in slot: PropertySlot<Value>) {
         let oldValue = slot.value
         guard oldValue != newValue else { return }
-        slot.value = newValue
+        store(newValue, in: slot)
         let elementChanges = Value.elementChanges(from: oldValue, to: newValue)
         if slot.isSynced {
             scope?.stateMirror = nil

@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 
 /// The base class of typed model objects: subclass it and declare `@Synced` and `@Local` properties.
 ///
@@ -33,6 +34,8 @@ open class ModelObject: Hashable, CustomStringConvertible {
     var nextObservationID = 0
     /// Queued observations (change and tree) to deliver at the next flush of the scope.
     var pendingObservationIDs: Set<Int> = []
+    /// Swift's Observation framework for this object's properties (`ModelObject+Observable.swift`).
+    let observationRegistrar = ObservationRegistrar()
 
     /// A new object with a random UUID and every property at its initial value.
     public required init() {

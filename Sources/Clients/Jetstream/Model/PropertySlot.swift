@@ -43,6 +43,9 @@ final class PropertySlot<Value: PropertyValue>: AnyPropertySlot {
     let constraints: PropertyConstraints
     var value: Value
     let defaultValue: Value
+    /// The key path of the property's first read, under which the owner's Observation registrar
+    /// hears of reads and writes (`ModelObject+Observable.swift`).
+    var observedKeyPath: (any ObservedPropertyKeyPath)?
 
     init(value: Value, isSynced: Bool, constraints: PropertyConstraints) {
         self.value = value

@@ -33,7 +33,7 @@ public struct Synced<Value: PropertyValue> {
     ) -> Value {
         get {
             let slot = owner[keyPath: storageKeyPath].slot
-            owner.lastAccessedSlot = slot
+            owner.willRead(slot, through: wrappedKeyPath)
             return slot.value
         }
         set { owner.setValue(newValue, in: owner[keyPath: storageKeyPath].slot) }
@@ -70,7 +70,7 @@ public struct Local<Value: PropertyValue> {
     ) -> Value {
         get {
             let slot = owner[keyPath: storageKeyPath].slot
-            owner.lastAccessedSlot = slot
+            owner.willRead(slot, through: wrappedKeyPath)
             return slot.value
         }
         set { owner.setValue(newValue, in: owner[keyPath: storageKeyPath].slot) }
