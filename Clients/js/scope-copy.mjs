@@ -190,7 +190,8 @@ export class ScopeCopy {
       let response;
       try {
         response = await this.request("POST", `/v1/scopes/${encodeURIComponent(this.name)}/changesets`,
-          { fragments: set.fragments }, { "Idempotency-Key": set.key });
+          { fragments: set.fragments },
+          { "Idempotency-Key": set.key, ...(set.created ? { "Idempotency-Key-Created": set.created } : {}) });
       } catch {
         if (this.closed) return;
       }
@@ -345,6 +346,9 @@ export class ScopeCopy {
   enqueue(fragments) {
     if (this.closed) throw new JetstreamError(`scope ${this.name} is closed`);
     const { set, notification } = this.core.local(fragments);
+    // When the set was made goes with its key (Idempotency-Key-Created): sent again after the
+    // server's idempotency window, it is decided from the server's log, never applied twice.
+    set.created = new Date().toISOString();
     const waiter = {};
     const promise = new Promise((resolve, reject) => Object.assign(waiter, { resolve, reject }));
     waiter.promise = promise;

@@ -133,13 +133,20 @@ test("a server that answers every stream with closing at once (draining) is not 
   assert.equal(scope.status, "reconnecting");
 });
 
-test("R6: a 503 is retried with the same Idempotency-Key; the change resolves once", async () => {
+test("R6: a 503 is retried with the same Idempotency-Key and creation time; the change resolves once", async () => {
   let failures = 2;
   const server = scriptedServer({ answerPost: () => (failures-- > 0 ? json({ type: "/problems/unavailable", status: 503 }, 503) : undefined) });
   const scope = await open(server);
+  const before = Date.now();
   const answer = await within(scope.change([{ type: "change", uuid: S1, clsName: "Shape", properties: { x: 7 } }]), "the change accepted");
   assert.deepEqual(answer, { version: 1 });
   assert.deepEqual(server.posts().map((post) => post.headers["Idempotency-Key"]), ["c:1", "c:1", "c:1"]);
+  // When the set was made, RFC 3339, the same on every resend (the server decides a set sent
+  // after its idempotency window from that time).
+  const created = server.posts().map((post) => post.headers["Idempotency-Key-Created"]);
+  assert.equal(new Set(created).size, 1, `one creation time: ${created}`);
+  assert.match(created[0], /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  assert.ok(Math.abs(Date.parse(created[0]) - before) < 60_000, created[0]);
   assert.deepEqual(server.posts()[0].body, { fragments: [{ type: "change", uuid: S1, clsName: "Shape", properties: { x: 7 } }] });
 });
 
