@@ -249,6 +249,7 @@ struct TraceRunner {
         case .connecting: "connecting"
         case .live: "live"
         case .reconnecting: "reconnecting"
+        case .suspended: "suspended"
         case .stopped: "stopped"
         }
     }

@@ -18,12 +18,13 @@ extension ScopeReplica {
     }
 
     /// Sends this client's presence: each new ``OwnPresence`` generation, and the refreshes (woken
-    /// by ``refreshPresence(isolation:)``), one `PUT` at a time, until the sync stops.
+    /// by ``refreshPresence(isolation:)``), one `PUT` at a time, until the sync stops. Nothing while
+    /// the client is suspended: a set waits for the resume, which wakes this.
     func announcePresence(isolation: isolated any Actor) async {
         let ttl = client.configuration.presenceTTL
         let seconds = max(1, min(300, Int(ttl.components.seconds)))
         for await _ in presenceWakeups {
-            while !isStopped, let put = ownPresence.next(at: presenceNow, ttl: ttl) {
+            while !isStopped, !isSuspended, let put = ownPresence.next(at: presenceNow, ttl: ttl) {
                 let sentAt = presenceNow
                 let answer = try? await client.request(
                     "PUT", presencePath, query: [URLQueryItem(name: "ttl", value: String(seconds))],
@@ -43,14 +44,15 @@ extension ScopeReplica {
 
     /// Wakes the announcer when a refresh is due (half the ttl after the last accepted `PUT` was
     /// sent). It sleeps until then, checking at least every eighth of the ttl, since a `PUT` or a
-    /// set in between moves the moment.
+    /// set in between moves the moment. No refresh while the client is suspended (the server lets
+    /// the presence expire; the resume sends it again when due).
     func refreshPresence(isolation: isolated any Actor) async {
         let ttl = client.configuration.presenceTTL
         let longest = max(ttl / 8, .milliseconds(100))
         while !isStopped && !Task.isCancelled {
             let wait = ownPresence.untilRefresh(at: presenceNow, ttl: ttl) ?? longest
             try? await Task.sleep(for: min(longest, max(wait, .milliseconds(20))))
-            if ownPresence.isRefreshDue(at: presenceNow, ttl: ttl) { wakePresence.yield() }
+            if !isSuspended && ownPresence.isRefreshDue(at: presenceNow, ttl: ttl) { wakePresence.yield() }
         }
     }
 

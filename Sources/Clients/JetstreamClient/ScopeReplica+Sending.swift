@@ -5,10 +5,11 @@ import JetstreamModel
 
 extension ScopeReplica {
     /// L2 and R6: sends pending sets in order, one in flight, each with its fixed key, until the
-    /// sync stops. Woken by every local change and by a reset.
+    /// sync stops. Woken by every local change, by a reset and by a resume: while the client is
+    /// suspended the sets wait (a set already on its way gets its answer).
     func sendChanges(isolation: isolated any Actor) async {
         for await _ in senderWakeups {
-            while !isStopped, let set = engine.nextToSend() {
+            while !isStopped, !isSuspended, let set = engine.nextToSend() {
                 await send(set)
                 wakeAnswerWaiters()
             }
@@ -49,7 +50,7 @@ extension ScopeReplica {
             engine.retry(key: set.key)
         case .backOff(let attempt):
             engine.retry(key: set.key)
-            try? await Task.sleep(for: client.configuration.backoff.delay(attempt: attempt - 1))
+            await waitOutSendBackoff(client.configuration.backoff.delay(attempt: attempt - 1))
         case .retryAfter(let seconds):
             engine.retry(key: set.key)
             try? await Task.sleep(for: .seconds(seconds))

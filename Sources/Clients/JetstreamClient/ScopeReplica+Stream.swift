@@ -65,7 +65,8 @@ extension ScopeReplica {
     /// member present now, so the ones known before start over.
     func streamOpened(isolation: isolated any Actor) {
         guard !isStopped else { return }
-        setStatus(.live)
+        streamState = .live
+        showStatus()
         if !roster.members.isEmpty {
             roster.clear()
             notifyPresence()

@@ -21,6 +21,8 @@ final class ScopeReplica: @unchecked Sendable {
     let client: Client
     var engine: SyncEngine
     private(set) var status: ScopeSync.Status = .connecting
+    /// What the shared stream last said of this scope: the status, unless the client is suspended.
+    var streamState: ScopeSync.Status = .connecting
     /// Handlers by the handle that registered them (removed when that handle stops).
     var rejectionHandlers: [(owner: Owner, handler: (Rejection) -> Void)] = []
     var statusHandlers: [(owner: Owner, handler: (ScopeSync.Status) -> Void)] = []
@@ -33,6 +35,8 @@ final class ScopeReplica: @unchecked Sendable {
     let wakeSender: AsyncStream<Void>.Continuation
     var flushScheduled = false
     var sendRetry = SendRetry()
+    /// The sender's backoff being waited out, cancelled to send at once (a resume, the network back).
+    var sendBackoff: Task<Void, Never>?
     /// This sync's own accepted change sets that ``undo(isolation:)`` may revert.
     var undoHistory = UndoHistory()
     /// Undos and restores waiting for the local sets made before them to be answered.
@@ -139,10 +143,10 @@ final class ScopeReplica: @unchecked Sendable {
         return false
     }
 
-    /// The shared stream's status for this scope.
+    /// The shared stream's status for this scope (shown unless the client is suspended).
     func streamStatus(_ new: ScopeSync.Status, isolation: isolated any Actor) {
-        guard !isStopped else { return }
-        setStatus(new)
+        streamState = new
+        showStatus()
     }
 
     func setStatus(_ new: ScopeSync.Status) {

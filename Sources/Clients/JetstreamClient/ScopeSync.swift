@@ -41,6 +41,9 @@ public final class ScopeSync: @unchecked Sendable {
         case live
         /// The stream is down; `attempt` counts the tries since it was last live.
         case reconnecting(attempt: Int)
+        /// The client is suspended (``Client/suspend()``): no stream, no reconnection, nothing
+        /// sent; local changes are kept and go at ``Client/resume()``.
+        case suspended
         case stopped(reason: StopReason)
     }
 

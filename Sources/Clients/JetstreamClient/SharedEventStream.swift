@@ -1,6 +1,7 @@
 import Foundation
 import JetstreamJSON
 import ServerSentEvents
+import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -12,10 +13,16 @@ import FoundationNetworking
 /// stream for many scopes"). Each event goes to the ``ScopeReplica`` its `"scope"` member names, on
 /// that replica's actor, one at a time and in order. A scope fetched into two `Scope` objects has two
 /// replicas on one place of the stream: each gets every event of it.
+///
+/// The client may be suspended (``Client/suspend()``): the connection closes, no other is made and
+/// no backoff is waited out until ``Client/resume()``, which connects at once from the last id.
 actor SharedEventStream {
     nonisolated let presenceID = UUID().uuidString.lowercased()
     /// The origin of the time presence refreshes are measured in.
     nonisolated let origin = ContinuousClock.now
+    /// Whether the client is suspended, readable on the replicas' actors (their senders and
+    /// presence hold back while it is); changed with `machine`'s.
+    private nonisolated let suspension = Atomic<Bool>(false)
     private let url: URL
     private let tokenProvider: Client.TokenProvider?
     private let transport: any HTTPTransport
@@ -30,6 +37,15 @@ actor SharedEventStream {
     private var token: String?
     /// When the current connection last delivered a byte (heartbeats included).
     private var lastActivity = ContinuousClock.now
+    /// The backoff being waited out, cancelled to reconnect at once.
+    private var backoffWait: Task<Void, Never>?
+    /// Counts the calls that cut a backoff short (resume, the network back): a wait decided before
+    /// one, but not begun when it came, is skipped too.
+    private var backoffCuts = 0
+    #if canImport(Network)
+    /// Reports the network coming back (made with the first connection).
+    private var pathWatcher: NetworkPathWatcher?
+    #endif
 
     init(url: URL, token: Client.TokenProvider?, transport: any HTTPTransport) {
         self.url = url
@@ -69,9 +85,12 @@ actor SharedEventStream {
 
     /// Connects when no connection runs, else ends the current one so that the next carries the
     /// new list (a connection waiting for its backoff is left to it: it will carry the new list).
+    /// Nothing while suspended: the connection at resume carries the list then.
     private func startOrRestart() {
+        guard !machine.isSuspended else { return }
         guard runner != nil else {
             guard !machine.isEmpty else { return }
+            watchNetwork()
             runner = Task { await self.run() }
             return
         }
@@ -79,10 +98,12 @@ actor SharedEventStream {
         reading?.cancel()
     }
 
-    /// Connections, one after the other, until no scope is left (or all are stopped).
+    /// Connections, one after the other, until no scope is left (or all are stopped), or the client
+    /// is suspended. No `await` between the loop's last check and the end (`runner = nil`): a
+    /// resume or a fetch meanwhile either finds the loop going on or starts another.
     private func run() async {
         defer { runner = nil }
-        while !machine.isEmpty && !Task.isCancelled {
+        while !machine.isEmpty && !machine.isSuspended && !Task.isCancelled {
             restartRequested = false
             let request = machine.connecting()
             let started = ContinuousClock.now
@@ -92,6 +113,7 @@ actor SharedEventStream {
             var end = await reading.value
             watchdog.cancel()
             self.reading = nil
+            let endedAt = backoffCuts
             if restartRequested, end == .stream(.dropped(needsFullState: false)) { end = .changed }
             if case .scope(let name, let refusal) = end, let copies = replicas[name] {
                 switch refusal {
@@ -104,8 +126,9 @@ actor SharedEventStream {
             let decision = machine.ended(end, lasted: ContinuousClock.now - started)
             await publishStatus(to: allReplicas)
             switch decision {
-            case .idle:
-                // A scope fetched while the last connection ended gets a new one.
+            case .idle, .suspended:
+                // A scope fetched while the last connection ended gets a new one; a client resumed
+                // meanwhile connects at once (else the loop ends on its condition).
                 continue
             case .stop(let reason):
                 let stopping = allReplicas
@@ -119,9 +142,28 @@ actor SharedEventStream {
                 if refreshToken { token = try? await tokenProvider?() }
             case .backOff(let attempt, let refreshToken):
                 if refreshToken { token = try? await tokenProvider?() }
-                try? await Task.sleep(for: configuration.backoff.delay(attempt: attempt - 1))
+                await waitOutBackoff(configuration.backoff.delay(attempt: attempt - 1), unlessCutSince: endedAt)
             }
         }
+    }
+
+    /// Sleeps `delay` unless a cut came since `mark` (then not at all) or comes meanwhile.
+    private func waitOutBackoff(_ delay: Duration, unlessCutSince mark: Int) async {
+        guard backoffCuts == mark, !machine.isSuspended else { return }
+        let wait = Task<Void, Never> { try? await Task.sleep(for: delay) }
+        backoffWait = wait
+        await withTaskCancellationHandler {
+            await wait.value
+        } onCancel: {
+            wait.cancel()
+        }
+        backoffWait = nil
+    }
+
+    /// Ends the backoff being waited out, or about to be.
+    private func cutBackoff() {
+        backoffCuts += 1
+        backoffWait?.cancel()
     }
 
     /// Drops a connection on which no byte arrived for two heartbeat intervals.
@@ -135,6 +177,68 @@ actor SharedEventStream {
                 return
             }
         }
+    }
+
+    // MARK: - Suspension and the network
+
+    /// Whether the client is suspended (from any actor).
+    nonisolated var isSuspended: Bool { suspension.load(ordering: .acquiring) }
+
+    /// Closes the connection and stops reconnecting until ``resume()``; returns once the connection
+    /// ended (the events it already brought are applied, and the last id is theirs). The replicas
+    /// show `.suspended` and hold their changes and presence back.
+    func suspend() async {
+        guard !machine.isSuspended else { return }
+        machine.suspend()
+        suspension.store(true, ordering: .releasing)
+        let closing = reading
+        // The end is the client's own: a resume before the runner sees it reconnects at once.
+        restartRequested = true
+        closing?.cancel()
+        cutBackoff()
+        await publishSuspension()
+        _ = await closing?.value
+    }
+
+    /// Connects at once from where every scope was (no backoff), with a token asked for anew (the
+    /// last may have expired meanwhile); the replicas send what they held back.
+    func resume() async {
+        guard machine.isSuspended else { return }
+        machine.resume()
+        suspension.store(false, ordering: .releasing)
+        token = nil
+        cutBackoff()
+        startOrRestart()
+        await publishSuspension()
+    }
+
+    /// The device's network came back: a backoff being waited out ends now (the stream's and the
+    /// senders'). Nothing while suspended.
+    func networkBecameAvailable() async {
+        guard !machine.isSuspended else { return }
+        if machine.networkBecameAvailable() {
+            cutBackoff()
+            await publishStatus(to: allReplicas)
+        }
+        for replica in allReplicas { await replica.networkBecameAvailable(isolation: replica.actor) }
+    }
+
+    /// Every replica takes in the suspension as it is when the call lands there.
+    private func publishSuspension() async {
+        for replica in allReplicas {
+            await replica.streamStatus(machine.status(of: replica.name), isolation: replica.actor)
+            await replica.suspensionChanged(isolation: replica.actor)
+        }
+    }
+
+    /// Starts watching the device's network, where the platform can (Apple's `Network`).
+    private func watchNetwork() {
+        #if canImport(Network)
+        guard pathWatcher == nil else { return }
+        pathWatcher = NetworkPathWatcher { [weak self] in
+            Task { await self?.networkBecameAvailable() }
+        }
+        #endif
     }
 
     /// The status each replica shows now.

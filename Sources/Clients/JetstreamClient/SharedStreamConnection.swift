@@ -19,6 +19,10 @@
 /// shared.ended(.changed, lasted: .seconds(3))   // .reconnectNow(refreshToken: false)
 /// shared.connecting()                  // ["canvas-1", "canvas-2@9"], Last-Event-ID: mAbc
 /// ```
+///
+/// The client may be suspended (an app in the background): no connection is made until it resumes,
+/// and the connection it closed is no failure — the next one, at resume, is made at once from the
+/// same places.
 struct SharedStreamConnection: Sendable, Equatable {
     /// Where a scope's events start on the next connection.
     enum Start: Sendable, Equatable {
@@ -55,6 +59,8 @@ struct SharedStreamConnection: Sendable, Equatable {
         case backOff(attempt: Int, refreshToken: Bool)
         /// No scope left: no connection until one is added.
         case idle
+        /// The client is suspended: no connection until it resumes.
+        case suspended
         /// Every scope stops.
         case stop(ScopeSync.StopReason)
     }
@@ -71,6 +77,8 @@ struct SharedStreamConnection: Sendable, Equatable {
     private(set) var connection = StreamConnection()
     /// The scopes the current (or last) connection asked for.
     private(set) var carried: Set<String> = []
+    /// Between ``suspend()`` and ``resume()``.
+    private(set) var isSuspended = false
 
     var isEmpty: Bool { members.isEmpty }
 
@@ -149,7 +157,17 @@ struct SharedStreamConnection: Sendable, Equatable {
         carried.remove(name)
     }
 
+    /// How the connection ended decides the next one; while suspended there is none (the ends are
+    /// still taken in: a gap or a scope that needs its full state starts there at resume), unless
+    /// the server stopped every scope.
     mutating func ended(_ end: End, lasted: Duration) -> Decision {
+        let decision = judged(end, lasted: lasted)
+        guard isSuspended else { return decision }
+        if case .stop = decision { return decision }
+        return .suspended
+    }
+
+    private mutating func judged(_ end: End, lasted: Duration) -> Decision {
         switch end {
         case .changed:
             return members.isEmpty ? .idle : .reconnectNow(refreshToken: false)
@@ -170,6 +188,31 @@ struct SharedStreamConnection: Sendable, Equatable {
             if case .dropped = end { return decide(connection.ended(.dropped(needsFullState: false), lasted: lasted)) }
             return decide(connection.ended(end, lasted: lasted))
         }
+    }
+
+    // MARK: - Suspension and the network
+
+    /// The client is suspended: the connection it closes and any wait for one end here.
+    mutating func suspend() {
+        isSuspended = true
+    }
+
+    /// The client resumes: the next connection is made at once, from where each scope was, and the
+    /// backoff starts over.
+    mutating func resume() {
+        guard isSuspended else { return }
+        isSuspended = false
+        connection.startOver()
+    }
+
+    /// The device's network came back. True when a backoff is being waited out (or the connection
+    /// after one is being tried): that wait ends now, and the backoff starts over.
+    mutating func networkBecameAvailable() -> Bool {
+        guard !isSuspended, !members.isEmpty, case .reconnecting(let attempt) = connection.status, attempt > 0 else {
+            return false
+        }
+        connection.startOver()
+        return true
     }
 
     private func decide(_ decision: StreamConnection.Decision) -> Decision {

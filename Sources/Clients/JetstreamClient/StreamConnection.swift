@@ -74,6 +74,16 @@ struct StreamConnection: Sendable, Equatable {
         needsFullState ? nil : version
     }
 
+    /// The client reconnects by its own choice, not after a failure: it resumes after a suspension,
+    /// or the network it was waiting for came back. The backoff starts over (the next failure waits
+    /// the shortest ceiling) and the next end is judged as the first; a stream that was ever up shows
+    /// `.reconnecting(attempt: 0)`, as for a reconnection at once.
+    mutating func startOver() {
+        attempt = 0
+        endedAtOnce = false
+        if status != .connecting { status = .reconnecting(attempt: 0) }
+    }
+
     /// The sync stopped (by the application, or a decision to stop).
     mutating func stopped(_ reason: ScopeSync.StopReason) {
         status = .stopped(reason: reason)
