@@ -24,8 +24,10 @@ extension ScopeReplica {
         var acceptedVersion: Int?
         // A 401 is the send policy's to judge (a new token, then the same set at once), not
         // retried inside the request.
+        var headers = ["Idempotency-Key": set.key]
+        if let created = set.created { headers["Idempotency-Key-Created"] = created }
         if let reply = try? await client.request(
-            "POST", path, body: body, headers: ["Idempotency-Key": set.key], retryingUnauthorized: false)
+            "POST", path, body: body, headers: headers, retryingUnauthorized: false)
         {
             answer = .status(reply.status, retryAfter: reply.retryAfter)
             answerBody = reply.body

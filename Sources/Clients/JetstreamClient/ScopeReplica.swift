@@ -80,7 +80,7 @@ final class ScopeReplica: @unchecked Sendable {
         let fragments = SyncEngine.difference(
             from: engine.confirmed, to: local, among: Set(local.preOrderUUIDs()))
         guard !fragments.isEmpty else { return }
-        if case .failure(let rejection) = engine.local(fragments) {
+        if case .failure(let rejection) = engine.local(fragments, created: Self.now()) {
             throw ClientError.invalidState(
                 "the local objects do not satisfy the server's schema: "
                     + Rejection(local: rejection.replies, fragments: fragments).reasons.joined(separator: "; "))
@@ -173,7 +173,7 @@ final class ScopeReplica: @unchecked Sendable {
     /// it — is reverted and reported.
     private func localChange(_ recorded: RecordedChangeSet) {
         guard !isStopped else { return }
-        switch engine.local(recorded.fragments) {
+        switch engine.local(recorded.fragments, created: Self.now()) {
         case .success:
             scope.adoptState(engine.view)
             wakeSender.yield()
@@ -204,5 +204,14 @@ final class ScopeReplica: @unchecked Sendable {
         let view = engine.view
         try? scope.applyFullState(view.exportFragments(), rootUUID: view.rootUUID, version: view.version)
         scope.adoptState(view)
+    }
+}
+
+extension ScopeReplica {
+    /// Now as RFC 3339 with milliseconds (`2026-11-28T16:23:24.123Z`), as change sets' `at`.
+    static func now() -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date())
     }
 }

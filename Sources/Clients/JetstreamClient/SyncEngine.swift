@@ -15,6 +15,10 @@ struct PendingChangeSet: Sendable {
     let key: String
     let fragments: [SyncFragment]
     var status: Status
+    /// When it was made (RFC 3339), sent as `Idempotency-Key-Created` on every attempt: a set sent
+    /// again after the server's idempotency window is decided from the server's log, never
+    /// applied twice. Nil when the caller gave no time (the engine itself reads no clock).
+    var created: String? = nil
 }
 
 /// What the typed scope has to do so that it shows the engine's view.
@@ -60,14 +64,14 @@ struct SyncEngine: Sendable {
     /// L1: a local change set, checked against the view. On success the view includes it
     /// (the typed scope already shows it) and it is queued under a new key; otherwise the replies
     /// say why, and nothing changed.
-    mutating func local(_ fragments: [SyncFragment]) -> Result<String, LocalRejection> {
+    mutating func local(_ fragments: [SyncFragment], created: String? = nil) -> Result<String, LocalRejection> {
         switch view.applying(fragments, schema: schema, limits: .unlimited) {
         case .rejected(let replies):
             return .failure(LocalRejection(replies: replies))
         case .accepted(let applied):
             sequence += 1
             let key = "\(clientID):\(sequence)"
-            pending.append(PendingChangeSet(key: key, fragments: fragments, status: .queued))
+            pending.append(PendingChangeSet(key: key, fragments: fragments, status: .queued, created: created))
             view = applied.state.withVersion(confirmed.version)
             pendingTouched.formUnion(Self.touched(by: applied))
             return .success(key)
