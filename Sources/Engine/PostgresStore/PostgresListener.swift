@@ -86,6 +86,11 @@ final class PostgresListener: Sendable {
         }
         var backoff: Duration = .milliseconds(50)
         var everConnected = false
+        // Why the last connection ended: an outage only if connecting again fails too. A lost
+        // connection alone (its backend terminated, a proxy restarted) reconnects at once, and the
+        // streams stay open meanwhile; a database that stays silent is caught by the silence
+        // limit (``unavailability``) while the new connection is being made.
+        var lostConnection: String?
         while !closed.load(ordering: .acquiring) {
             let connection: PGConnection
             do throws(StoreError) {
@@ -95,7 +100,8 @@ final class PostgresListener: Sendable {
                 try connection.query("LISTEN \(PostgresStatements.channel)")
                 try connection.query("LISTEN \(PostgresStatements.presenceChannel)")
             } catch {
-                problem.withLock { $0 = "the database is unreachable: \(error)" }
+                let reason = lostConnection.map { "the database connection was lost (\($0)) and " } ?? "the database "
+                problem.withLock { $0 = reason + "is unreachable: \(error)" }
                 logger.warning(
                     "listener cannot connect; retrying", metadata: ["error": "\(error)", "in": "\(backoff)"])
                 sleep(for: backoff)
@@ -105,6 +111,7 @@ final class PostgresListener: Sendable {
             backoff = .milliseconds(50)
             heard()
             problem.withLock { $0 = nil }
+            lostConnection = nil
             statistics.withLock { statistics in
                 statistics.listenerUp = true
                 if everConnected { statistics.reconnects += 1 }
@@ -127,7 +134,7 @@ final class PostgresListener: Sendable {
             listen(on: connection, configuration: configuration, logger: logger, tick: tick)
             statistics.withLock { $0.listenerUp = false }
             if !closed.load(ordering: .acquiring) {
-                problem.withLock { $0 = "the database connection was lost: \(connection.errorMessage)" }
+                lostConnection = connection.errorMessage
                 logger.warning(
                     "listener connection lost; reconnecting", metadata: ["error": "\(connection.errorMessage)"])
             }

@@ -22,6 +22,8 @@ enum IdempotencyRequest {
     /// accepted too and means the text between the quotes.
     /// `subject` is the authenticated subject: keys are per scope and per subject.
     static func key(of request: HTTPServerRequest, subject: String?) throws(Problem) -> IdempotencyKey? {
+        // Checked with or without a key: a malformed header is refused, never silently ignored.
+        let created = try createdTime(of: request)
         guard var text = request.headerFields[headerName] else { return nil }
         if text.utf8.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") {
             text = String(text.dropFirst().dropLast())
@@ -38,17 +40,19 @@ enum IdempotencyRequest {
         let bound = request.method == .patch || path.hasSuffix("/restore") || path.hasSuffix("/revert")
         let target = bound ? "\(request.method) \(path)" : nil
 
-        var created: Int64?
-        if let header = request.headerFields[createdHeaderName] {
-            guard let milliseconds = IdempotencyKey.createdMilliseconds(header) else {
-                throw Problem(
-                    .badRequest,
-                    detail: "Idempotency-Key-Created must be an RFC 3339 time such as 2026-11-28T16:23:24.123Z, "
-                        + "got '\(header)'")
-            }
-            created = milliseconds
-        }
         return IdempotencyKey(key: text, subject: subject, target: target, body: request.body, created: created)
+    }
+
+    /// `Idempotency-Key-Created` in ms since 1970, nil without one, `400` when it is not RFC 3339.
+    private static func createdTime(of request: HTTPServerRequest) throws(Problem) -> Int64? {
+        guard let header = request.headerFields[createdHeaderName] else { return nil }
+        guard let milliseconds = IdempotencyKey.createdMilliseconds(header) else {
+            throw Problem(
+                .badRequest,
+                detail: "Idempotency-Key-Created must be an RFC 3339 time such as 2026-11-28T16:23:24.123Z, "
+                    + "got '\(header)'")
+        }
+        return milliseconds
     }
 
     /// The stored outcome answered again, marked `Idempotent-Replayed: true`.
