@@ -79,6 +79,29 @@ import Testing
         #expect(ChangeTime.rfc3339(millisecondsSince1970: -1) == "1969-12-31T23:59:59.999Z")
     }
 
+    @Test("RFC 3339 times read back: what is written, fractions, offsets; malformed ones are nil")
+    func timesReadBack() {
+        var generator = SystemRandomNumberGenerator()
+        let samples: [Int64] =
+            [0, -1, 951_782_400_000, 4_107_542_399_999, 1_795_884_715_364]
+            + (0..<200).map { _ in Int64.random(in: -2_000_000_000_000...8_000_000_000_000, using: &generator) }
+        for milliseconds in samples {
+            let text = ChangeTime.rfc3339(millisecondsSince1970: milliseconds)
+            #expect(ChangeTime.milliseconds(rfc3339: text) == milliseconds, "\(text)")
+        }
+        #expect(ChangeTime.milliseconds(rfc3339: "2026-11-28T16:23:24Z") == 1_795_883_004_000)
+        #expect(ChangeTime.milliseconds(rfc3339: "2026-11-28t16:23:24.5z") == 1_795_883_004_500)
+        #expect(ChangeTime.milliseconds(rfc3339: "2026-11-28T17:23:24.123456+01:00") == 1_795_883_004_123)
+        #expect(ChangeTime.milliseconds(rfc3339: "2026-11-28T15:53:24.123-00:30") == 1_795_883_004_123)
+        for malformed in [
+            "", "yesterday", "1700000000000", "2026-13-01T00:00:00Z", "2026-02-29T00:00:00Z", "2026-11-28 16:23:24Z",
+            "2026-11-28T24:00:00Z", "2026-11-28T16:23:24", "2026-11-28T16:23:24.Z", "2026-11-28T16:23:24+0100",
+            "2026-11-28T16:23:24Zjunk",
+        ] {
+            #expect(ChangeTime.milliseconds(rfc3339: malformed) == nil, "\(malformed)")
+        }
+    }
+
     @Test("every readable version reads back as it was; older ones are gone, newer ones not found")
     func readsAtEveryVersion() async throws {
         let fixture = try Self.fixture()

@@ -52,6 +52,77 @@ enum ChangeTime {
         return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 
+    /// An RFC 3339 time (`2026-11-28T16:23:24.123Z`, any number of fraction digits or none, `Z`
+    /// or an offset such as `+01:00`) in milliseconds since 1970; nil when it is not one. Read by
+    /// hand, as it is written: every keyed write of the clients carries one
+    /// (`Idempotency-Key-Created`).
+    static func milliseconds(rfc3339 text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        var index = 0
+        func number(_ digits: Int) -> Int64? {
+            guard index + digits <= bytes.count else { return nil }
+            var value: Int64 = 0
+            for byte in bytes[index..<index + digits] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+            }
+            index += digits
+            return value
+        }
+        func expect(_ allowed: String) -> Bool {
+            guard index < bytes.count, allowed.utf8.contains(bytes[index]) else { return false }
+            index += 1
+            return true
+        }
+        guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
+            expect("Tt"), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
+            let second = number(2), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+            hour < 24, minute < 60, second < 61
+        else { return nil }
+        var fraction: Int64 = 0
+        if expect(".") {
+            let start = index
+            var scale: Int64 = 100
+            while let digit = number(1) {
+                fraction += digit * scale
+                scale /= 10
+            }
+            guard index > start else { return nil }
+        }
+        var offsetMinutes: Int64 = 0
+        if !expect("Zz") {
+            guard index < bytes.count else { return nil }
+            let sign: Int64 = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            guard expect("+-"), let offsetHours = number(2), expect(":"), let offsetMinute = number(2),
+                offsetHours < 24, offsetMinute < 60
+            else { return nil }
+            offsetMinutes = sign * (offsetHours * 60 + offsetMinute)
+        }
+        guard index == bytes.count else { return nil }
+        let seconds =
+            daysSince1970(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60
+            + min(second, 59) - offsetMinutes * 60
+        return seconds * 1000 + fraction
+    }
+
+    private static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Howard Hinnant's days-from-civil algorithm, the inverse of ``civilDate(daysSince1970:)``.
+    private static func daysSince1970(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
     /// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
     private static func civilDate(daysSince1970 days: Int64) -> (Int64, Int64, Int64) {
         let shifted = days + 719_468

@@ -84,15 +84,3 @@ extension ScopeEngine {
             version: record.version)
     }
 }
-
-extension ChangeTime {
-    /// An RFC 3339 time (as change sets carry it, `2026-11-28T16:23:24.123Z`, or without the
-    /// fraction, or with an offset) in milliseconds since 1970; nil when it is not one.
-    static func milliseconds(rfc3339 text: String) -> Int64? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return Int64((date.timeIntervalSince1970 * 1000).rounded()) }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
-    }
-}

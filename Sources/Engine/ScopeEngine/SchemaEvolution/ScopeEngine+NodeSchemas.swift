@@ -68,7 +68,7 @@ extension ScopeEngine {
             // The store's outage is readiness's business already; the last decision stands.
             return true
         }
-        let conflict = Self.conflict(of: schema, entry, among: others)
+        let conflict = conflict(of: entry, among: others)
         let previous = evolution.withLock { evolution in
             defer { evolution.conflict = conflict }
             return evolution.conflict
@@ -84,19 +84,25 @@ extension ScopeEngine {
     }
 
     /// The first older node whose schema this one cannot serve beside, as a reason for `/readyz`.
-    static func conflict(
-        of schema: Schema, _ entry: NodeSchemaEntry, among others: [NodeSchemaEntry]
-    ) -> String? {
+    func conflict(of entry: NodeSchemaEntry, among others: [NodeSchemaEntry]) -> String? {
         for other in others.sorted(by: { $0.isOlder(than: $1) }) where other.isOlder(than: entry) {
             guard other.fingerprint != entry.fingerprint else { continue }
-            guard let theirs = try? Schema.parse(tree: other.schema) else {
+            guard let conflicts = conflicts(with: other) else {
                 return "node \(other.node) runs a schema this gateway cannot read (fingerprint \(other.fingerprint))"
             }
-            let conflicts = schema.rollingUpgradeConflicts(with: theirs)
             guard !conflicts.isEmpty else { continue }
             return "schema \(entry.fingerprint) cannot serve beside node \(other.node), which runs schema "
                 + "\(other.fingerprint): \(conflicts.joined(separator: "; ")) — change those on every node together"
         }
         return nil
+    }
+
+    /// This schema's conflicts with another node's, nil when that one cannot be read; worked out
+    /// once per fingerprint (every round reads every node's entry again).
+    private func conflicts(with other: NodeSchemaEntry) -> [String]? {
+        if let known = evolution.withLock({ $0.conflictsByFingerprint[other.fingerprint] }) { return known }
+        let conflicts = (try? Schema.parse(tree: other.schema)).map { schema.rollingUpgradeConflicts(with: $0) }
+        evolution.withLock { $0.conflictsByFingerprint[other.fingerprint] = conflicts }
+        return conflicts
     }
 }
