@@ -28,6 +28,8 @@ public struct Client: Sendable {
     public let url: URL
     public let token: TokenProvider?
     public let transport: any HTTPTransport
+    /// Where scopes are kept between runs (docs/offline.md); `.none` keeps them in memory only.
+    public let storage: ClientStorage
     public var configuration: Configuration
     /// The one event stream every scope this client fetches shares (copies of the client share it too).
     let stream: SharedEventStream
@@ -46,17 +48,23 @@ public struct Client: Sendable {
         /// How long the server keeps this client's presence without a refresh (1–300 s; the sync
         /// refreshes it at half of it).
         public var presenceTTL: Duration = .seconds(30)
+        /// With storage: how long after the confirmed state moves its stored copy is rewritten
+        /// (once for every event meanwhile). Local changes are journaled at once whatever this is;
+        /// a restart in between resumes from the older version and the stream catches up.
+        public var storedCopyInterval: Duration = .seconds(5)
 
         public init() {}
     }
 
-    /// A client of the gateway at `url`. `token` (optional) supplies bearer tokens.
+    /// A client of the gateway at `url`. `token` (optional) supplies bearer tokens; `storage`
+    /// keeps each fetched scope and its pending changes between runs (``ClientStorage``).
     public init(
-        url: URL, token: TokenProvider? = nil, transport: any HTTPTransport = URLSessionTransport(),
-        configuration: Configuration = Configuration()
+        url: URL, token: TokenProvider? = nil, storage: ClientStorage = .none,
+        transport: any HTTPTransport = URLSessionTransport(), configuration: Configuration = Configuration()
     ) {
         self.url = url
         self.token = token
+        self.storage = storage
         self.transport = transport
         self.configuration = configuration
         self.stream = SharedEventStream(url: url, token: token, transport: transport)
@@ -87,6 +95,17 @@ public struct Client: Sendable {
         _ scope: Scope, createIfMissing: Bool = false, isolation: isolated (any Actor) = #isolation
     ) async throws(ClientError) -> ScopeSync {
         if let shared = try await sharedHandle(for: scope, isolation: isolation) { return shared }
+        guard case .directory(let directory) = storage else {
+            return try await fetchFromServer(scope, createIfMissing: createIfMissing, isolation: isolation)
+        }
+        return try await fetch(scope, storedIn: directory, createIfMissing: createIfMissing, isolation: isolation)
+    }
+
+    /// Loads the scope from the server and starts its sync; `stored` keeps it in storage from then on.
+    func fetchFromServer(
+        _ scope: Scope, createIfMissing: Bool, stored: (storage: ScopeStorage, problems: [String])? = nil,
+        isolation: isolated (any Actor)
+    ) async throws(ClientError) -> ScopeSync {
         let served = try await loadSchema()
         let schema = served.schema
         let modelSchema = try Self.modelSchema(of: scope)
@@ -123,8 +142,10 @@ public struct Client: Sendable {
         } catch {
             throw ClientError.invalidState("\(error)")
         }
+        if let stored { replica.attach(stored.storage, problems: stored.problems) }
         if let existing = await stream.add(replica, configuration: configuration) {
             // A fetch of the same scope that ran alongside won: share its copy.
+            await replica.closeStorage()
             return try handle(on: existing, for: scope, isolation: isolation)
         }
         replica.start()
@@ -141,7 +162,7 @@ public struct Client: Sendable {
         return try handle(on: replica, for: scope, isolation: isolation)
     }
 
-    private func handle(
+    func handle(
         on replica: ScopeReplica, for scope: Scope, isolation: isolated (any Actor)
     ) throws(ClientError) -> ScopeSync {
         guard replica.actor === isolation else {

@@ -16,6 +16,9 @@ public enum ClientError: Error, Sendable, CustomStringConvertible {
     case invalidState(String)
     /// No answer from the gateway.
     case unreachable(String)
+    /// The client's storage (``ClientStorage``) failed: a file could not be written, or another
+    /// sync holds the scope's stored copy.
+    case storage(String)
 
     static func refused(status: Int, problem body: [UInt8]) -> ClientError {
         let problem = try? JSONParser.parse(body)
@@ -38,6 +41,7 @@ public enum ClientError: Error, Sendable, CustomStringConvertible {
             "the model does not match the server's schema: " + problems.joined(separator: "; ")
         case .invalidState(let detail): "invalid state: \(detail)"
         case .unreachable(let detail): "unreachable: \(detail)"
+        case .storage(let detail): "storage: \(detail)"
         }
     }
 }

@@ -40,12 +40,16 @@ extension ScopeReplica {
             let version =
                 acceptedVersion
                 ?? (try? JSONParser.parse(answerBody))?["version"]?.number?.int64Value.map { Int($0) }
-            if let version { undoHistory.accepted(version) }
+            if let version {
+                undoHistory.accepted(version)
+                storeAccepted(key: set.key, version: version)
+            }
             show(engine.accepted(key: set.key, version: version ?? Int.max))
         case .rejected:
             guard case .status(let status, _) = answer else { return }
             scope.flush()
             show(engine.rejected(key: set.key))
+            storeFinished(key: set.key)
             report(Rejection(status: status, body: answerBody, key: set.key, fragments: set.fragments))
         case .resendWithNewToken:
             // The request asks the token provider for every send.

@@ -39,6 +39,7 @@ extension ScopeReplica {
             engine.reset(to: state, schema: schema)
             if let schema { scope.adoptSchema(schema) }
             showWholeView()
+            confirmedStateMoved()
             sendRetry.startOver()
             wakeSender.yield()
             return (nil, engine.version, false)
@@ -105,8 +106,12 @@ extension ScopeReplica {
                 // The echo of one of this client's sets: the server took it, whatever becomes of
                 // the POST's answer (it can be lost to a connection dropped after the commit, and
                 // the set, no longer pending, is not sent again). An undo may revert it from now.
-                if echoesOwnSet { undoHistory.accepted(version) }
+                if echoesOwnSet, let key {
+                    undoHistory.accepted(version)
+                    storeAccepted(key: key, version: version)
+                }
                 show(update)
+                confirmedStateMoved()
             }
             return outcome.streamEnd
         } catch {

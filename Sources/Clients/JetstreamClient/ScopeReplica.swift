@@ -54,9 +54,18 @@ final class ScopeReplica: @unchecked Sendable {
     /// The `ETag` of the server's schema the sync has, sent as `If-None-Match` when it reads it again.
     var schemaTag: String?
 
+    /// The scope's stored copy, when the client has storage (``ClientStorage``).
+    var storage: ScopeStorage?
+    /// What was wrong with the stored copy when it was opened, and storage failures since.
+    var storageProblems: [String] = []
+    /// The stored copy's rewrite, due a while after the confirmed state moved.
+    var copyRewrite: Task<Void, Never>?
+    /// The scope was deleted on the server: its stored copy goes at the end.
+    var discardsStoredCopy = false
+
     init(
         scope: Scope, client: Client, schema: Client.ServedSchema, modelSchema: Schema, state: ScopeState,
-        isolation: isolated any Actor
+        engine restored: SyncEngine? = nil, isolation: isolated any Actor
     ) {
         self.actor = isolation
         self.scope = scope
@@ -66,7 +75,7 @@ final class ScopeReplica: @unchecked Sendable {
         self.modelSchema = modelSchema
         self.schemaTag = schema.entityTag
         let clientID = client.configuration.clientID ?? UUID().wireString
-        self.engine = SyncEngine(state: state, schema: schema.schema, clientID: clientID)
+        self.engine = restored ?? SyncEngine(state: state, schema: schema.schema, clientID: clientID)
         self.roster = PresenceRoster(ownClient: client.presenceID)
         (senderWakeups, wakeSender) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         (presenceWakeups, wakePresence) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -80,10 +89,13 @@ final class ScopeReplica: @unchecked Sendable {
         let fragments = SyncEngine.difference(
             from: engine.confirmed, to: local, among: Set(local.preOrderUUIDs()))
         guard !fragments.isEmpty else { return }
-        if case .failure(let rejection) = engine.local(fragments, created: Self.now()) {
+        switch engine.local(fragments, created: Self.now()) {
+        case .failure(let rejection):
             throw ClientError.invalidState(
                 "the local objects do not satisfy the server's schema: "
                     + Rejection(local: rejection.replies, fragments: fragments).reasons.joined(separator: "; "))
+        case .success(let key):
+            storeAdded(key: key)
         }
         scope.adoptState(engine.view)
     }
@@ -109,11 +121,14 @@ final class ScopeReplica: @unchecked Sendable {
         presenceHandlers.removeAll { $0.owner == owner }
         handles -= 1
         guard handles == 0 else { return }
+        // Stored, local writes not yet delivered become pending sets first, so they are kept.
+        if storage != nil { scope.flush() }
         finish(.requested)
         await client.stream.remove(self)
         // After the announcer's last PUT, so that the DELETE is the server's last word.
         for task in tasks { await task.value }
         await leavePresence(isolation: isolation)
+        await closeStorage()
     }
 
     func finish(_ reason: ScopeSync.StopReason) {
@@ -135,6 +150,7 @@ final class ScopeReplica: @unchecked Sendable {
 
     /// The shared stream stopped this scope (deleted, forbidden, or every scope stopped).
     func stop(_ reason: ScopeSync.StopReason, isolation: isolated any Actor) {
+        if reason == .deleted { discardsStoredCopy = true }
         finish(reason)
     }
 
@@ -174,7 +190,8 @@ final class ScopeReplica: @unchecked Sendable {
     private func localChange(_ recorded: RecordedChangeSet) {
         guard !isStopped else { return }
         switch engine.local(recorded.fragments, created: Self.now()) {
-        case .success:
+        case .success(let key):
+            storeAdded(key: key)
             scope.adoptState(engine.view)
             wakeSender.yield()
         case .failure(let rejection):

@@ -82,6 +82,20 @@ public final class ScopeSync: @unchecked Sendable {
     /// The server version the scope's state is based on.
     public var version: Int { replica.engine.version }
 
+    /// Returns once every local change made so far is in the client's storage (``ClientStorage``):
+    /// from then on it survives the app being killed, and is sent by a later fetch if not before.
+    ///
+    /// - Throws: ``ClientError/storage(_:)`` when a write failed (the disk is full, say);
+    ///   `.invalidState` when the client has no storage.
+    public func saved(isolation: isolated (any Actor) = #isolation) async throws(ClientError) {
+        try await replica.saved()
+    }
+
+    /// What was wrong with the scope's stored copy when it was opened (a damaged file, moved aside;
+    /// the scope then started afresh from the server), and storage failures since. Empty when all
+    /// is well or there is no storage.
+    public var storageProblems: [String] { replica.storageProblems }
+
     /// Who else is in the scope, and what this client shows them (``Presence``).
     public var presence: Presence { Presence(replica: replica, owner: owner) }
 

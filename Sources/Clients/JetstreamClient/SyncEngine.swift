@@ -58,8 +58,30 @@ struct SyncEngine: Sendable {
         self.view = state
     }
 
+    /// A sync resumed from storage (``StoredCopy``): the pending sets in their order, each queued
+    /// again unless its acceptance was stored (one in flight at a crash is sent again with its key,
+    /// and the server answers it once); keys go on after `sequence`. Sets accepted at or below the
+    /// state's version are in it already.
+    init(state: ScopeState, schema: Schema, clientID: String, sequence: Int, pending: [PendingChangeSet]) {
+        self.init(state: state, schema: schema, clientID: clientID)
+        self.sequence = sequence
+        self.pending = pending.compactMap { set in
+            var set = set
+            switch set.status {
+            case .accepted(let version) where version <= state.version: return nil
+            case .accepted: break
+            case .queued, .inFlight: set.status = .queued
+            }
+            return set
+        }
+        _ = rebuild(touched: [])
+    }
+
     /// The server version the view is based on.
     var version: Int { confirmed.version }
+
+    /// The sequence number of the last key made (`<clientID>:<sequence>`).
+    var lastSequence: Int { sequence }
 
     /// L1: a local change set, checked against the view. On success the view includes it
     /// (the typed scope already shows it) and it is queued under a new key; otherwise the replies

@@ -15,6 +15,8 @@ extension ScopeReplica {
         guard !isStopped else { return }
         showStatus()
         if isSuspended {
+            // An app in the background may be ended without another word: its copy is written now.
+            rewriteStoredCopy()
             // No presence event comes while suspended: who is here is no longer known. The stream
             // at resume starts the list over with the server's joins.
             if !roster.members.isEmpty {
