@@ -96,6 +96,10 @@ let package = Package(
         .executableTarget(
             name: "CanvasExample", dependencies: ["Jetstream", "JetstreamClient", "CanvasModel"],
             path: "Examples/Canvas", swiftSettings: strictSettings),
+        // A canvas kept on disk between runs: the client's storage (docs/offline.md).
+        .executableTarget(
+            name: "OfflineExample", dependencies: ["Jetstream", "JetstreamClient", "CanvasModel"],
+            path: "Examples/Offline", swiftSettings: strictSettings),
 
         // Server engine: socket loop (no HTTP) → HTTP/1 parser (pure) → HTTP/2, compression → server.
         .target(
@@ -192,6 +196,7 @@ let package = Package(
                 .embedInCode("Resources/scope.mjs"), .embedInCode("Resources/connection.mjs"),
                 .embedInCode("Resources/shared-stream.mjs"), .embedInCode("Resources/scope-copy.mjs"),
                 .embedInCode("Resources/scope-past.mjs"), .embedInCode("Resources/presence.mjs"),
+                .embedInCode("Resources/stored-copy.mjs"),
                 .embedInCode("Resources/demo-index.html"),
                 .embedInCode("Resources/demo.css"), .embedInCode("Resources/demo.mjs"),
             ],
