@@ -129,6 +129,7 @@ final class ScopeStorage: Sendable {
         queue.withLock { $0.closed = true }
         wakeups.finish()
         await writer.value
+        lock.file.unlock()
     }
 
     @discardableResult

@@ -30,6 +30,11 @@ struct StorageFile: ~Copyable, Sendable {
         }
     }
 
+    /// Lets the lock go (the descriptor stays open until this value ends).
+    func unlock() {
+        _ = flock(descriptor, LOCK_UN)
+    }
+
     func readAll() throws(StorageFileError) -> [UInt8] {
         guard lseek(descriptor, 0, SEEK_SET) == 0 else { throw StorageFileError(operation: "seek", path: path, code: errno) }
         var bytes: [UInt8] = []
