@@ -132,6 +132,17 @@ export class Connection {
     return this.schemaReading;
   }
 
+  /**
+   * A copy started from its stored copy before any schema was read: the stored schema is the
+   * connection's until the server is asked (`If-None-Match` with its ETag).
+   */
+  useStoredSchema(schema, tag, text) {
+    if (this.schema) return;
+    this.schema = schema;
+    this.schemaTag = tag;
+    this.schemaText = text;
+  }
+
   /** `readSchema`, its failure ignored: the schema in use stays until the next try. */
   revalidateSchema() {
     return this.readSchema().catch(() => this.schema);
@@ -198,7 +209,8 @@ export class Connection {
     if (this.lifecycle || typeof addEventListener !== "function") return;
     const doc = globalThis.document;
     const copies = () => [...this.copies.values()].map((entry) => entry.copy);
-    const away = () => copies().forEach((copy) => copy.presence.away());
+    // Being hidden may be the page's last moment: persisted copies write what is confirmed now.
+    const away = () => copies().forEach((copy) => { copy.presence.away(); copy.persistNow(); });
     const back = () => copies().forEach((copy) => copy.presence.back());
     const visibility = () => (doc.visibilityState === "hidden" ? away() : back());
     this.lifecycle = { away, back, visibility };

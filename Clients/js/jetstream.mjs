@@ -31,6 +31,8 @@
 //   scope-copy.mjs        one scope's copy: loading, sending, status, its events
 //   scope-past.mjs        the copy's past: undo, restore, a state at a version, history pages
 //   presence.mjs          the copy's presence: who else is here
+//   stored-copy.mjs       with `persist`: the copy in IndexedDB (offline start, saved(), the
+//                         tab's client id, adopting a closed tab's pending sets), clearStoredScopes
 
 export { ErrorKind, Rejection, JetstreamError } from "./errors.mjs";
 export { Schema, applyOperation } from "./schema.mjs";
@@ -40,3 +42,4 @@ export { ReconnectionPolicy, SendRetryPolicy, StreamEnd, StreamScopes, UndoHisto
 export { backoffDelay } from "./backoff.mjs";
 export { SSEParser } from "./sse-parser.mjs";
 export { openScope, Scope } from "./scope.mjs";
+export { clearStoredScopes } from "./stored-copy.mjs";

@@ -6,16 +6,19 @@
 // and notifications, this scope's events from the shared stream (shared-stream.mjs; R1, R2, R7),
 // and its end. Its presence (presence.mjs) and its past (scope-past.mjs) are its parts. What to do
 // after a POST is answered is decided by `SendRetryPolicy` (connection-state.mjs); the view is
-// SyncCore's (sync-core.mjs).
+// SyncCore's (sync-core.mjs). With `persist`, its `StoredCopy` (stored-copy.mjs) keeps it in
+// IndexedDB: it starts from what is stored (at once, even offline) and catches up on the stream
+// from the stored version (docs/js-client.md, "Offline and persistence").
 
 import { JetstreamError, Rejection, problemOf } from "./errors.mjs";
-import { randomUUID, wireUUID } from "./schema.mjs";
+import { Schema, randomUUID, wireUUID } from "./schema.mjs";
 import { cloneProperties } from "./state.mjs";
 import { SyncCore } from "./sync-core.mjs";
 import { backoffDelay, pause } from "./backoff.mjs";
 import { SendRetryPolicy, StreamEnd } from "./connection-state.mjs";
 import { Presence } from "./presence.mjs";
 import { ScopePast } from "./scope-past.mjs";
+import { StoredCopy } from "./stored-copy.mjs";
 
 /** The state of one scope for one connection, shared by every `Scope` handle on it. */
 export class ScopeCopy {
@@ -39,6 +42,16 @@ export class ScopeCopy {
     /** Undo, restore, states at a version, history pages (docs/js-client.md, "Undo and the past"). */
     this.past = new ScopePast(this, options.undoLimit ?? 100);
     this.presence = new Presence(this, options.presenceTTL ?? 30);
+    /** The copy in IndexedDB (`persist`; openScope gave a tab client id), else null. */
+    this.stored = options.persist ? new StoredCopy(connection.baseURL, name, options.clientId) : null;
+    /** What could not be read from storage at open (a fresh start from the server), if anything. */
+    this.storageError = undefined;
+    /** Started from the stored copy and not yet live on the stream: a schema change means the
+     *  stored state is in an old schema, so the stream asks for the whole state. */
+    this.fromStorage = false;
+    // With persist the client id outlives the page (sessionStorage): a restore's key numbers
+    // start over with each copy, so they carry this copy's own part too.
+    if (this.stored) this.past.restorePrefix = `${randomUUID().slice(0, 8)}:`;
   }
 
   get token() { return this.connection.token; }
@@ -101,9 +114,13 @@ export class ScopeCopy {
     return this.change(fragments);
   }
 
-  /** The last handle was closed: stops following the scope. Pending sets not yet sent are dropped. */
+  /**
+   * The last handle was closed: stops following the scope. Pending sets not yet sent are dropped
+   * (with persist they stay stored and go with the next open of the scope).
+   */
   close() {
     if (this.closed) return;
+    this.persistNow();
     this.presence.leave().catch(() => {});
     this.finish(new JetstreamError(`scope ${this.name} was closed`), { status: "closed", attempt: 0, reason: "requested" });
   }
@@ -111,6 +128,21 @@ export class ScopeCopy {
   // -- opening ---------------------------------------------------------------------------------
 
   async open() {
+    let found;
+    if (this.stored) {
+      found = await this.stored.read().catch((error) => {
+        throw new JetstreamError(`scope ${this.name}: cannot read its stored copy (IndexedDB): ${error?.message ?? error}`);
+      });
+      if (found.problems.length > 0) this.storageError = StoredCopy.unreadableError(this.name, found.problems);
+      if (this.canStartFromStorage(found)) {
+        try {
+          return this.openFromStorage(found);
+        } catch (error) {
+          this.storageError = StoredCopy.unreadableError(this.name, [...found.problems, `the stored state (${error?.message ?? error})`]);
+          found.state = undefined;
+        }
+      }
+    }
     await this.connection.ensureToken();
     // The connection's schema, read (or, when it has one, read again with If-None-Match).
     await this.connection.readSchema();
@@ -120,6 +152,7 @@ export class ScopeCopy {
     // over, so a prefix reused with it would replay the old answers for the new sets.
     this.core = new SyncCore(schema, { clientId: this.options.clientId });
     this.schemaShown = schema;
+    if (found) this.core.restorePending(found.sets, found.sequence);
     const path = this.scopePath();
     let response = await this.request("GET", path);
     if (response.status === 404 && this.options.create) {
@@ -135,9 +168,92 @@ export class ScopeCopy {
       const problem = await problemOf(response);
       throw new JetstreamError(`GET ${path}: ${problem?.detail ?? `HTTP ${response.status}`}`, { status: response.status, problem });
     }
-    this.emit(this.core.load(await response.json()));
+    const state = await response.json();
+    // Stored pending sets are re-applied like after a reset: accepted ones the state has leave.
+    this.emit(found ? this.core.reset(state) : this.core.load(state));
     this.connection.stream.add(this);
     this.sendLoop();
+    if (this.stored) {
+      this.stored.saveSchema(this.connection.schemaTag, this.connection.schemaText);
+      // At once: until a state is stored, a reload without the server cannot show the scope.
+      this.persistNow();
+      this.reportStorageError();
+    }
+  }
+
+  /** Whether the stored copy can be shown before the server answers: a state, in a schema that is stored. */
+  canStartFromStorage(found) {
+    const tag = found.state?.schemaTag;
+    return found.state !== undefined && found.schema !== undefined && found.schema.tag === tag
+      && (this.connection.schema === undefined || this.connection.schemaTag === tag);
+  }
+
+  /**
+   * Shows the stored copy at once (confirmed state, pending sets re-applied), then catches up in
+   * the background: reachable or not, `openScope` does not wait for the server.
+   */
+  openFromStorage(found) {
+    let schema = this.connection.schema;
+    if (schema === undefined) {
+      schema = new Schema(JSON.parse(found.schema.text));
+      this.connection.useStoredSchema(schema, found.schema.tag, found.schema.text);
+    }
+    if (!schema.rootClass(this.name)) throw new JetstreamError(`the schema has no scope rule for '${this.name}'`);
+    const core = new SyncCore(schema, { clientId: this.options.clientId });
+    core.restorePending(found.sets, found.sequence);
+    const notification = core.load({ version: found.state.version, rootUUID: found.state.rootUUID, fragments: found.state.objects });
+    this.core = core;
+    this.schemaShown = schema;
+    this.fromStorage = true;
+    this.stored.schemaTag = found.schema.tag;
+    this.stored.schemaText = found.schema.text;
+    this.emit(notification);
+    this.catchUp();
+    this.reportStorageError();
+  }
+
+  /**
+   * After a start from storage: the token and the schema (a server serving another schema now
+   * sends the whole state, re-applying the pending sets like a reset), then the stream resumes
+   * from the stored version (a `reset` when the server's history no longer reaches it) and the
+   * pending sets are sent with their keys. A server that cannot be reached is the stream's to
+   * retry (status "reconnecting").
+   */
+  async catchUp() {
+    try { await this.connection.ensureToken(); } catch { /* the stream asks again */ }
+    await this.connection.readSchema().catch(() => undefined);
+    if (this.closed) return;
+    if (this.core.schema !== this.schemaShown) this.connection.stream.scopes.whole.add(this.name);
+    this.connection.stream.add(this);
+    this.sendLoop();
+  }
+
+  /** Tells the subscribers (after `openScope` resolved) what could not be read from storage. */
+  reportStorageError() {
+    const error = this.storageError;
+    if (!error) return;
+    console.warn(`jetstream: ${error.message}`);
+    setTimeout(() => this.emit({ version: this.version, local: false, fragments: [], removed: [], error }), 0);
+  }
+
+  /** The confirmed state or the pending sets changed: stored lazily (at once with `now`). */
+  persistChanged(now = false) {
+    if (!this.stored || !this.core?.confirmed) return;
+    const core = this.core;
+    this.stored.confirmedChanged(() => ({
+      state: { version: core.confirmed.version, rootUUID: core.confirmed.rootUUID, objects: core.confirmed.objects.values() },
+      pendingKeys: new Set(core.pending.map((set) => set.key)),
+      schemaTag: this.connection.schemaTag,
+    }), now);
+  }
+
+  /** The page is being hidden or left, or the copy closes: what is confirmed is written now. */
+  persistNow() { this.persistChanged(true); }
+
+  /** Resolves once every local change made so far is stored (`persist`); see `Scope.saved`. */
+  saved() {
+    if (!this.stored) return Promise.reject(new JetstreamError(`scope ${this.name} was not opened with persist: true; nothing is stored`));
+    return this.stored.saved();
   }
 
   request(method, path, body, headers = {}, { keepalive = false } = {}) {
@@ -158,6 +274,11 @@ export class ScopeCopy {
     if (this.status === status && this.reconnectAttempt === attempt) return;
     this.status = status;
     this.reconnectAttempt = attempt;
+    if (status === "live") {
+      this.fromStorage = false;
+      // Back on the stream after an outage: the sets waiting out a send backoff go now.
+      if (this.core?.pending.length > 0) this.kick(true);
+    }
     for (const listener of this.statusListeners) listener(status, { attempt });
   }
 
@@ -202,17 +323,21 @@ export class ScopeCopy {
         const body = await response.json().catch(() => ({}));
         this.past.accepted(body.version);
         this.settle(set, { version: body.version });
+        this.stored?.accepted(set, body.version);
         this.emit(this.core.accepted(set, body.version));
+        this.persistChanged();
       } else if (decision.action === "rejected") {
         const problem = await problemOf(response);
         const rejection = new Rejection({ status: response.status, problem, fragments: set.fragments, key: set.key });
         const notification = this.core.rejected(set);
+        this.stored?.dropped(set);
         this.emit({ ...(notification ?? { version: this.version, local: false, fragments: [], removed: [] }), rejection });
         for (const listener of this.rejectionListeners) listener(rejection);
         this.settle(set, undefined, rejection);
       } else if (set.echoedAt !== undefined) {
         // The answer was lost, but the set's echo came on the stream: the server took it.
         this.past.accepted(set.echoedAt);
+        this.persistChanged();
         this.settle(set, { version: set.echoedAt });
       } else {
         // resend, wait or backoff: the set goes back to the queue and is sent again with its key.
@@ -256,6 +381,7 @@ export class ScopeCopy {
         if (notification?.gap) return { kind: StreamEnd.gap };
         if (notification?.inconsistent) return { kind: StreamEnd.inconsistent };
         this.emit(notification);
+        if (notification) this.persistChanged();
         // Its echo: the server took the set, which has left `pending` and is never sent again.
         // While its POST is in flight, the answer settles it as usual, and if that answer is lost
         // (a connection dropped after the commit) the echo's version does (sendLoop). A set
@@ -295,6 +421,7 @@ export class ScopeCopy {
       notification.schemaChanged = true;
     }
     this.emit(notification);
+    this.persistChanged();
     this.kick(true);   // R7: every set not in flight is sent again, now
     return undefined;
   }
@@ -306,12 +433,17 @@ export class ScopeCopy {
    */
   useSchema(schema) {
     if (this.core) this.core.schema = schema;
+    // A copy started from storage whose state is in the schema replaced: the stream asks for the
+    // whole state (its reset re-applies the pending sets) instead of resuming from the stored version.
+    if (this.fromStorage) this.connection.stream.scopes.whole.add(this.name);
+    this.stored?.saveSchema(this.connection.schemaTag, this.connection.schemaText);
   }
 
   /** The stream stopped this scope for good: `event: deleted` or 404 (deleted), 403 (forbidden). */
   stopped(reason, error) {
     this.connection.stopped(this);
     if (reason === StreamEnd.deleted) {
+      this.stored?.forget();
       this.finish(new JetstreamError(`scope ${this.name} was deleted`, { status: 404 }), { status: "closed", attempt: 0, reason }, { deleted: true });
     } else {
       const failure = error ?? new JetstreamError(`not allowed to read scope ${this.name}`, { status: 403 });
@@ -349,6 +481,7 @@ export class ScopeCopy {
     // When the set was made goes with its key (Idempotency-Key-Created): sent again after the
     // server's idempotency window, it is decided from the server's log, never applied twice.
     set.created = new Date().toISOString();
+    this.stored?.append(set, this.core.sequence);
     const waiter = {};
     const promise = new Promise((resolve, reject) => Object.assign(waiter, { resolve, reject }));
     waiter.promise = promise;

@@ -20,8 +20,10 @@ export class ScopePast {
     this.undoHistory = new UndoHistory(undoLimit);
     /** Undos run one after another, so two never pick the same set. */
     this.undoing = Promise.resolve();
-    /** Numbers the keys of restores (`<clientId>:restore:<n>`). */
+    /** Numbers the keys of restores (`<clientId>:restore:<prefix><n>`). */
     this.restores = 0;
+    /** Set by a persisted copy, whose client id outlives it: keeps its restore keys its own. */
+    this.restorePrefix = "";
   }
 
   /** How many of this client's own accepted change sets an `undo()` may still try. */
@@ -58,7 +60,7 @@ export class ScopePast {
    */
   async restore(version, { ifMatch } = {}) {
     await this.copy.answered();
-    const key = `${this.copy.core.clientId}:restore:${++this.restores}`;
+    const key = `${this.copy.core.clientId}:restore:${this.restorePrefix}${++this.restores}`;
     const headers = ifMatch === undefined ? {} : { "If-Match": `"${ifMatch}"` };
     const { response, body } = await this.postWithKey(`${this.copy.scopePath()}/restore`, { version }, key, headers);
     if (!response.ok) throw this.refusal("restore", response, body);

@@ -10,12 +10,14 @@
 //                                   status and notifications, the scope's events
 //   scope-past.mjs     ScopePast    the copy's past: undo, restore, a state at a version, history
 //   presence.mjs       Presence     the copy's presence: who else is here in the scope
+//   stored-copy.mjs    StoredCopy   with `persist`: the copy in IndexedDB, the tab's client id
 //   shared-stream.mjs  SharedStream the connection's one `GET /v1/events?scope=…` for all its copies
 // What to do after a stream ends or a POST is answered is decided by the pure policies of
 // connection-state.mjs; the view is SyncCore's (sync-core.mjs).
 
 import { JetstreamError } from "./errors.mjs";
 import { Connection } from "./connection.mjs";
+import { persistenceMissing, tabClientId } from "./stored-copy.mjs";
 
 /**
  * Opens a scope: loads the schema and the scope's state, then follows it and sends local
@@ -35,9 +37,20 @@ import { Connection } from "./connection.mjs";
  * "eventsource"), `clientId` (this window's id: the prefix of Idempotency-Keys and the presence
  * client id; default: random), `fetch` (an implementation), `undoLimit` (how many own accepted
  * change sets `undo` remembers, default 100), `presenceTTL` (seconds a presence lasts unrefreshed,
- * 1–300, default 30). The stream's options (heartbeat, backoff) are the first opener's.
+ * 1–300, default 30), `persist` (keep the copy in IndexedDB: it opens from there at once, offline
+ * too, and local changes survive a reload; docs/js-client.md, "Offline and persistence"). The
+ * stream's options (heartbeat, backoff) are the first opener's, and so is `persist` for a copy.
+ *
+ * With `persist`, the client id is this tab's (kept in sessionStorage, held with a Web Lock
+ * while the page lives) unless `clientId` is given; it fails with a `JetstreamError` where
+ * IndexedDB or Web Locks are missing (Node), or when another tab holds the given `clientId`.
  */
 export async function openScope(name, options = {}) {
+  if (options.persist) {
+    const missing = persistenceMissing();
+    if (missing) throw new JetstreamError(`openScope('${name}', {persist: true}): ${missing}`);
+    options = { ...options, clientId: await tabClientId(options.clientId) };
+  }
   return new Scope(await Connection.for(options).open(name, options));
 }
 
@@ -87,6 +100,22 @@ export class Scope {
   get schemaTag() { return this.copy.connection.schemaTag; }
   /** How many of this client's own accepted change sets an `undo()` may still try. */
   get undoableCount() { return this.copy.past.undoableCount; }
+  /**
+   * With `persist`: what could not be read from the stored copy at open (another format, damaged),
+   * as a `JetstreamError` — the scope then started from the server; it also reaches `subscribe`
+   * as a notification with `error` just after `openScope` resolves. Else undefined.
+   */
+  get storageError() { return this.copy.storageError; }
+  /** Whether the copy is kept in IndexedDB (`persist`). */
+  get persisted() { return this.copy.stored !== null; }
+
+  /**
+   * Resolves once every local change made so far through any handle on this copy is stored in
+   * IndexedDB (a reload or a closed tab after it loses none of them). Rejects with a
+   * `JetstreamError` when the scope was not opened with `persist`, or a write failed.
+   */
+  saved() { return this.copy.saved(); }
+
   /** For tests and tools: the copy's SyncCore, and the shared stream's EventSource while it uses one. */
   get core() { return this.copy.core; }
   get eventSource() { return this.copy.connection.stream.eventSource; }
@@ -143,7 +172,8 @@ export class Scope {
 
   /**
    * Stops this handle: its listeners hear "closed" and nothing after. The copy stops with its last
-   * handle (pending sets not yet sent are dropped, this window's presence leaves the scope).
+   * handle (pending sets not yet sent are dropped — with `persist` they stay stored and are sent
+   * by the next open — and this window's presence leaves the scope).
    */
   close() {
     if (this.closed) return;

@@ -41,6 +41,18 @@ export class SyncCore {
   get version() { return this.confirmed?.version ?? 0; }
   get rootUUID() { return this.confirmed?.rootUUID; }
 
+  /**
+   * Takes pending sets kept from an earlier page (stored-copy.mjs), before `load` or `reset`:
+   * `{key, fragments, status, version, created}` in order, their keys unchanged, and the key
+   * sequence to go on from (a key is never made twice).
+   */
+  restorePending(sets, sequence = 0) {
+    this.pending = sets.map(({ key, fragments, status, version, created }) => ({
+      key, fragments, status: status === "accepted" ? "accepted" : "queued", version: status === "accepted" ? version : undefined, created,
+    }));
+    this.sequence = Math.max(this.sequence, sequence);
+  }
+
   /** Starts from a state (`GET`, snapshot). */
   load(json) {
     const before = this.view;

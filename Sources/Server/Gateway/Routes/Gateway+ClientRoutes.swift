@@ -22,6 +22,7 @@ extension Gateway {
         ("scope-copy.mjs", PackageResources.scope_copy_mjs),
         ("scope-past.mjs", PackageResources.scope_past_mjs),
         ("presence.mjs", PackageResources.presence_mjs),
+        ("stored-copy.mjs", PackageResources.stored_copy_mjs),
     ].map { name, body in ("/client/" + name, StaticAsset(file: name, body: body)) }
 
     /// The shared-canvas demo page (`Clients/js/demo/index.html`), at `/demo/`.

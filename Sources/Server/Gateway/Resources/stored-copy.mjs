@@ -1,0 +1,1 @@
+../../../../Clients/js/stored-copy.mjs
