@@ -129,6 +129,11 @@ export interface OpenOptions {
   undoLimit?: number;
   /** Seconds this window's presence lasts unrefreshed, 1–300 (default 30); refreshed at half. */
   presenceTTL?: number;
+  /** Keep the copy in IndexedDB (docs/js-client.md, "Offline and persistence"): it opens from
+   *  there at once — offline too, status "reconnecting" — and local changes survive a reload.
+   *  The client id is then this tab's (sessionStorage, held with a Web Lock) unless given.
+   *  Fails with a JetstreamError where IndexedDB or Web Locks are missing (Node). */
+  persist?: boolean;
 }
 
 /** Presence data: a JSON object of at most 4 KiB. */
@@ -268,11 +273,23 @@ export class Scope {
   stateAt(version: number): Promise<StateJSON>;
   /** One page of the retained change sets after `since` (default 0). */
   history(options?: { since?: number; limit?: number }): Promise<HistoryPage>;
+  /** Whether the copy is kept in IndexedDB (`persist`). */
+  readonly persisted: boolean;
+  /** With `persist`: what could not be read from storage at open (the scope then started from
+   *  the server); it also reaches `subscribe` as a notification with `error`. */
+  readonly storageError: JetstreamError | undefined;
+  /** Resolves once every local change made so far is stored in IndexedDB; rejects when the scope
+   *  was not opened with `persist` or a write failed. */
+  saved(): Promise<void>;
   /** Ends this handle (its listeners hear "closed"); the copy ends with its last handle. */
   close(): void;
 }
 
 export function openScope(name: string, options?: OpenOptions): Promise<Scope>;
+
+/** Removes stored copies (`persist`): all of them, or one scope of one gateway (`baseURL` as
+ *  given to openScope, default this page's origin). Close the page's persisted scopes first. */
+export function clearStoredScopes(options?: { scope?: string; baseURL?: string }): Promise<void>;
 
 // The layers under `openScope`, for tests and for clients with their own transport.
 
@@ -305,6 +322,8 @@ export interface PendingSet {
   readonly fragments: Fragment[];
   status: "queued" | "inflight" | "accepted";
   version: number | undefined;
+  /** When it was made (ISO 8601), sent as Idempotency-Key-Created with every attempt. */
+  created?: string;
 }
 
 export class SyncCore {
@@ -314,6 +333,8 @@ export class SyncCore {
   readonly confirmed: ScopeState;
   readonly view: ScopeState;
   readonly pending: PendingSet[];
+  /** Pending sets kept from an earlier page, before `load`/`reset`; keys unchanged. */
+  restorePending(sets: Array<Pick<PendingSet, "key" | "fragments" | "status" | "version" | "created">>, sequence?: number): void;
   load(state: object): Notification;
   local(fragments: Fragment[]): { set: PendingSet; notification: Notification };
   nextToSend(): PendingSet | undefined;

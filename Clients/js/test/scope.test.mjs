@@ -294,3 +294,22 @@ test("S4: a 404 naming the scope when the shared stream opens closes that scope 
   assert.equal(server.streamRequests().length, 1, "no stream is opened for no scope");
   await assert.rejects(scope.set(S1, { x: 2 }));
 });
+
+test("persist needs IndexedDB: in Node openScope fails with a JetstreamError before any request", async () => {
+  const server = scriptedServer();
+  await assert.rejects(open(server, { persist: true }), (error) => {
+    assert.equal(error.name, "JetstreamError");
+    assert.match(error.message, /persist.*IndexedDB/);
+    return true;
+  });
+  assert.deepEqual(server.requests, []);
+  const { clearStoredScopes } = await import("../jetstream.mjs");
+  await assert.rejects(clearStoredScopes(), /IndexedDB/);
+});
+
+test("saved() rejects with a JetstreamError on a scope opened without persist", async () => {
+  const scope = await open(scriptedServer());
+  assert.equal(scope.persisted, false);
+  assert.equal(scope.storageError, undefined);
+  await assert.rejects(scope.saved(), (error) => error.name === "JetstreamError" && /not opened with persist/.test(error.message));
+});

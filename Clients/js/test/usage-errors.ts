@@ -20,5 +20,7 @@ export async function misuse(): Promise<void> {
   scope.presence.others.push({ client: "c", subject: null, data: {} }); // expect-error: others is read-only
   const tag: string = scope.schemaTag; // expect-error: a server may send no ETag
   scope.schemaTag = "\"abc\""; // expect-error: schemaTag is read-only
-  console.log(reasons, tag);
+  await openScope("canvas-1", { persist: "yes" }); // expect-error: persist is a boolean
+  const stored: string = await scope.saved(); // expect-error: saved resolves nothing
+  console.log(reasons, tag, stored);
 }

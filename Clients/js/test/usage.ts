@@ -5,7 +5,7 @@ import {
   ErrorKindName, Schema, ScopeState, SyncCore, applyChangeSet, applyOperation, backoffDelay, SSEParser,
   ReconnectionPolicy, SendRetryPolicy, StreamEnd, StatusDetail,
   UndoHistory, UndoResult, ChangeSetAnswer, StateJSON, HistoryPage,
-  Presence, PresenceMember, PresenceChange, StreamScopes,
+  Presence, PresenceMember, PresenceChange, StreamScopes, clearStoredScopes,
 } from "/client/jetstream.mjs";
 
 declare function render(scope: Scope): void;
@@ -25,6 +25,17 @@ export async function main(): Promise<void> {
   });
   await openScope("canvas-2", { token: "a.b.c" });
   await openScope("canvas-3");
+
+  // Offline and persistence: the copy in IndexedDB, a change known to be stored.
+  const kept: Scope = await openScope("canvas-4", { persist: true, create: { clsName: "Canvas" } });
+  kept.add("Shape", { x: 1, y: 2 });
+  await kept.saved();
+  const wasKept: boolean = kept.persisted;
+  const unreadable: JetstreamError | undefined = kept.storageError;
+  console.log(wasKept, unreadable?.message);
+  kept.close();
+  await clearStoredScopes({ scope: "canvas-4" });
+  await clearStoredScopes();
 
   const version: number = scope.version;
   const root: string = scope.rootUUID;
