@@ -52,6 +52,10 @@ public struct Client: Sendable {
         /// (once for every event meanwhile). Local changes are journaled at once whatever this is;
         /// a restart in between resumes from the older version and the stream catches up.
         public var storedCopyInterval: Duration = .seconds(5)
+        /// Whether `changeset` events are read and applied to the confirmed state off the
+        /// observers' actor (the default). Off, the actor does it all, as before: the benchmark
+        /// compares the two.
+        @_spi(Benchmarks) public var preparesEventsOffActor = true
 
         public init() {}
     }

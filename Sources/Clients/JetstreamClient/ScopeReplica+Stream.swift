@@ -4,7 +4,7 @@ import JetstreamJSON
 import JetstreamModel
 
 extension ScopeReplica {
-    /// A `snapshot`, `reset` or `changeset` event of this scope from the client's shared stream
+    /// A `snapshot` or `reset` event of this scope from the client's shared stream
     /// (docs/sync-protocol.md, "The stream"): applied, and the confirmed version after it. A
     /// non-nil end asks the shared stream to reconnect (a gap, a disagreement, an unreadable event);
     /// `stopped` says the sync stopped on it (a state under a schema the model classes no longer
@@ -16,7 +16,6 @@ extension ScopeReplica {
         _ type: String, _ json: JSONValue, isolation: isolated any Actor
     ) async -> (end: StreamConnection.End?, version: Int, stopped: Bool) {
         guard !isStopped else { return (nil, engine.version, false) }
-        if type == "changeset" { return (applyChangeSetEvent(json), engine.version, false) }
         var schema: Schema?
         switch await recheckSchema() {
         case .unchanged:
@@ -57,9 +56,10 @@ extension ScopeReplica {
             rootClass: Swift.type(of: scope.root).className)
     }
 
-    /// The version the shared stream starts this scope after, when it is new there.
-    func confirmedVersion(isolation: isolated any Actor) -> Int {
-        engine.version
+    /// The confirmed state the shared stream starts this copy after (its version) and prepares
+    /// its next event against.
+    func confirmedBase(isolation: isolated any Actor) -> ConfirmedBase {
+        engine.confirmedBase
     }
 
     /// The shared stream opened with this scope: it is live, and the server sends a `join` for every
@@ -87,35 +87,52 @@ extension ScopeReplica {
     static let eventJSONOptions = JSONParser.Options(maxDepth: 64, maxBytes: 1 << 30)
 
     func applyChangeSetEvent(_ json: JSONValue) -> StreamConnection.End? {
-        let fragments: [SyncFragment]
-        let version: Int
-        let removed: [UUID]
-        do {
-            guard let number = json["version"]?.number?.int64Value, let array = json["fragments"]?.array else {
-                return .dropped(needsFullState: true)
+        guard let prepared = PreparedChangeSet(json: json) else { return .dropped(needsFullState: true) }
+        return apply(prepared)
+    }
+
+    /// A `changeset` event of the shared stream, read (and, when it could be, applied to the
+    /// confirmed state) off this actor: only the view's update and the observers run here.
+    func receive(
+        _ prepared: PreparedChangeSet, isolation: isolated any Actor
+    ) -> (end: StreamConnection.End?, version: Int, base: ConfirmedBase) {
+        guard !isStopped else { return (nil, engine.version, engine.confirmedBase) }
+        let started = ContinuousClock.now
+        let end = apply(prepared)
+        eventTiming.record(ContinuousClock.now - started)
+        return (end, engine.version, engine.confirmedBase)
+    }
+
+    /// A `changeset` event read and applied on this actor, all of it (the benchmark's comparison,
+    /// ``Client/Configuration/preparesEventsOffActor`` off).
+    func receiveOnActor(
+        _ json: JSONValue, isolation: isolated any Actor
+    ) -> (end: StreamConnection.End?, version: Int) {
+        guard !isStopped else { return (nil, engine.version) }
+        let started = ContinuousClock.now
+        let end = applyChangeSetEvent(json)
+        eventTiming.record(ContinuousClock.now - started)
+        return (end, engine.version)
+    }
+
+    /// E1: applies a change set event, or asks for a reconnection on a gap (R1) or a disagreement (R2).
+    private func apply(_ prepared: PreparedChangeSet) -> StreamConnection.End? {
+        // Local writes not yet delivered become pending first, so the rebase includes them.
+        scope.flush()
+        let key = prepared.idempotencyKey
+        let echoesOwnSet = key.map { key in engine.pending.contains { $0.key == key } } ?? false
+        let outcome = engine.event(prepared)
+        if case .applied(let update) = outcome {
+            // The echo of one of this client's sets: the server took it, whatever becomes of
+            // the POST's answer (it can be lost to a connection dropped after the commit, and
+            // the set, no longer pending, is not sent again). An undo may revert it from now.
+            if echoesOwnSet, let key {
+                undoHistory.accepted(prepared.version)
+                storeAccepted(key: key, version: prepared.version)
             }
-            version = Int(number)
-            fragments = try array.map { element throws(FragmentError) in try SyncFragment(json: element) }
-            removed = (json["removed"]?.array ?? []).compactMap { $0.string.flatMap(UUID.init(wireString:)) }
-            // Local writes not yet delivered become pending first, so the rebase includes them.
-            scope.flush()
-            let key = json["idempotencyKey"]?.string
-            let echoesOwnSet = key.map { key in engine.pending.contains { $0.key == key } } ?? false
-            let outcome = engine.event(version: version, fragments: fragments, removed: removed, idempotencyKey: key)
-            if case .applied(let update) = outcome {
-                // The echo of one of this client's sets: the server took it, whatever becomes of
-                // the POST's answer (it can be lost to a connection dropped after the commit, and
-                // the set, no longer pending, is not sent again). An undo may revert it from now.
-                if echoesOwnSet, let key {
-                    undoHistory.accepted(version)
-                    storeAccepted(key: key, version: version)
-                }
-                show(update)
-                confirmedStateMoved()
-            }
-            return outcome.streamEnd
-        } catch {
-            return .dropped(needsFullState: true)
+            show(update)
+            confirmedStateMoved()
         }
+        return outcome.streamEnd
     }
 }

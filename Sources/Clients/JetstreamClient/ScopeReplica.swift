@@ -54,6 +54,8 @@ final class ScopeReplica: @unchecked Sendable {
     /// The `ETag` of the server's schema the sync has, sent as `If-None-Match` when it reads it again.
     var schemaTag: String?
 
+    /// The observers' actor's time per stream event (for the benchmark).
+    var eventTiming = EventTiming()
     /// The scope's stored copy, when the client has storage (``ClientStorage``).
     var storage: ScopeStorage?
     /// What was wrong with the stored copy when it was opened, and storage failures since.

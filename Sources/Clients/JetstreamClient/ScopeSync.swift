@@ -96,6 +96,9 @@ public final class ScopeSync: @unchecked Sendable {
     /// is well or there is no storage.
     public var storageProblems: [String] { replica.storageProblems }
 
+    /// The time this copy's actor spent on each stream event so far (the benchmark reads it).
+    @_spi(Benchmarks) public var eventTiming: EventTiming { replica.eventTiming }
+
     /// Who else is in the scope, and what this client shows them (``Presence``).
     public var presence: Presence { Presence(replica: replica, owner: owner) }
 

@@ -1,5 +1,6 @@
 import Foundation
 import JetstreamJSON
+import JetstreamModel
 import ServerSentEvents
 import Synchronization
 
@@ -30,6 +31,9 @@ actor SharedEventStream {
     var machine = SharedStreamConnection()
     /// The copies of each scope followed (one per `Scope` object that fetched it).
     private(set) var replicas: [String: [ScopeReplica]] = [:]
+    /// Each copy's confirmed state as its actor last left it: its next `changeset` event is read
+    /// and applied to it here, off that actor (``PreparedChangeSet``).
+    private var bases: [ObjectIdentifier: ConfirmedBase] = [:]
     private var runner: Task<Void, Never>?
     /// The connection being read, cancelled to re-open the stream for another list of scopes.
     private var reading: Task<SharedStreamConnection.End, Never>?
@@ -65,7 +69,9 @@ actor SharedEventStream {
         if let existing = self.replica(named: name, scopeID: replica.scopeID) { return existing }
         self.configuration = configuration
         replicas[name, default: []].append(replica)
-        if machine.add(name, version: await replica.confirmedVersion(isolation: replica.actor)) { startOrRestart() }
+        let base = await replica.confirmedBase(isolation: replica.actor)
+        bases[ObjectIdentifier(replica)] = base
+        if machine.add(name, version: base.state.version) { startOrRestart() }
         await publishStatus(to: [replica])
         return nil
     }
@@ -76,12 +82,17 @@ actor SharedEventStream {
         let name = replica.name
         guard let copies = replicas[name], copies.contains(where: { $0 === replica }) else { return }
         replicas[name] = copies.filter { $0 !== replica }
+        bases[ObjectIdentifier(replica)] = nil
         guard replicas[name]?.isEmpty ?? true else { return }
         replicas[name] = nil
         if machine.remove(name) || machine.isEmpty { startOrRestart() }
     }
 
     private var allReplicas: [ScopeReplica] { replicas.values.flatMap { $0 } }
+
+    private func forgetBases(of copies: [ScopeReplica]) {
+        for copy in copies { bases[ObjectIdentifier(copy)] = nil }
+    }
 
     /// Connects when no connection runs, else ends the current one so that the next carries the
     /// new list (a connection waiting for its backoff is left to it: it will carry the new list).
@@ -119,6 +130,7 @@ actor SharedEventStream {
                 switch refusal {
                 case .deleted, .forbidden:
                     replicas[name] = nil
+                    forgetBases(of: copies)
                     for replica in copies { await replica.stop(refusal.stopReason, isolation: replica.actor) }
                 default: break
                 }
@@ -133,6 +145,7 @@ actor SharedEventStream {
             case .stop(let reason):
                 let stopping = allReplicas
                 replicas = [:]
+                bases = [:]
                 for replica in stopping {
                     machine.deleted(replica.name)
                     await replica.stop(reason, isolation: replica.actor)
@@ -312,6 +325,7 @@ actor SharedEventStream {
             case "deleted":
                 // That scope ends; the stream goes on for the others (and ends with the last one).
                 replicas[name] = nil
+                forgetBases(of: copies)
                 machine.deleted(name)
                 for replica in copies { await replica.stop(.deleted, isolation: replica.actor) }
                 return machine.isEmpty ? .changed : nil
@@ -319,8 +333,26 @@ actor SharedEventStream {
                 var end: StreamConnection.End?
                 var version = Int.max
                 var stopped: [ScopeReplica] = []
+                let changeSet = event.type == "changeset" ? PreparedChangeSet(json: json) : nil
+                if event.type == "changeset" && changeSet == nil { return .scope(name, .dropped(needsFullState: true)) }
                 for replica in copies {
+                    let id = ObjectIdentifier(replica)
+                    if !configuration.preparesEventsOffActor, event.type == "changeset" {
+                        let answer = await replica.receiveOnActor(json, isolation: replica.actor)
+                        end = end ?? answer.end
+                        version = min(version, answer.version)
+                        continue
+                    }
+                    if var prepared = changeSet {
+                        if let base = bases[id] { prepared.validate(against: base) }
+                        let answer = await replica.receive(prepared, isolation: replica.actor)
+                        bases[id] = answer.base
+                        end = end ?? answer.end
+                        version = min(version, answer.version)
+                        continue
+                    }
                     let answer = await replica.receive(event.type, json, isolation: replica.actor)
+                    bases[id] = await replica.confirmedBase(isolation: replica.actor)
                     if answer.stopped {
                         stopped.append(replica)
                         continue
@@ -332,6 +364,7 @@ actor SharedEventStream {
                     // A copy whose classes no longer fit the server's schema stopped: it is no longer
                     // followed, and a scope with no copy left leaves the stream (no reconnection
                     // brings it back), which goes on for the others.
+                    forgetBases(of: stopped)
                     let left = (replicas[name] ?? []).filter { copy in !stopped.contains { $0 === copy } }
                     replicas[name] = left.isEmpty ? nil : left
                     if left.isEmpty {

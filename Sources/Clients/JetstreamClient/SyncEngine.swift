@@ -43,6 +43,8 @@ enum ViewUpdate: Sendable {
 struct SyncEngine: Sendable {
     /// The server's schema: changes only with a reset that comes under another one.
     private(set) var schema: Schema
+    /// Counts the schema's changes: an event prepared under an earlier schema is applied again.
+    private(set) var schemaGeneration = 0
     let clientID: String
     private(set) var confirmed: ScopeState
     private(set) var view: ScopeState
@@ -79,6 +81,11 @@ struct SyncEngine: Sendable {
 
     /// The server version the view is based on.
     var version: Int { confirmed.version }
+
+    /// What the shared stream prepares the next event against.
+    var confirmedBase: ConfirmedBase {
+        ConfirmedBase(state: confirmed, schema: schema, schemaGeneration: schemaGeneration)
+    }
 
     /// The sequence number of the last key made (`<clientID>:<sequence>`).
     var lastSequence: Int { sequence }
@@ -155,6 +162,36 @@ struct SyncEngine: Sendable {
         case .accepted(let applied):
             confirmed = applied.state.withVersion(version)
         }
+        return rebase(version: version, fragments: fragments, removed: removed, idempotencyKey: idempotencyKey)
+    }
+
+    /// E1 for an event prepared off the observers' actor: its new confirmed state is taken as it
+    /// is when it was computed from this engine's confirmed state (the version before it) under
+    /// this engine's schema; otherwise the event is applied here.
+    mutating func event(_ prepared: PreparedChangeSet) -> EventOutcome {
+        let version = prepared.version
+        guard version > confirmed.version else { return .stale }
+        guard version == confirmed.version + 1 else { return .gap }
+        guard let validated = prepared.validated, prepared.schemaGeneration == schemaGeneration else {
+            return event(
+                version: version, fragments: prepared.fragments, removed: prepared.removed,
+                idempotencyKey: prepared.idempotencyKey)
+        }
+        switch validated {
+        case .refused(let replies):
+            return .inconsistent(replies)
+        case .applied(let state):
+            confirmed = state
+        }
+        return rebase(
+            version: version, fragments: prepared.fragments, removed: prepared.removed,
+            idempotencyKey: prepared.idempotencyKey)
+    }
+
+    /// The view after `confirmed` took the event at `version`.
+    private mutating func rebase(
+        version: Int, fragments: [SyncFragment], removed: [UUID], idempotencyKey: String?
+    ) -> EventOutcome {
         if pending.isEmpty {
             // The view is the confirmed state: the typed scope applies the event as it is.
             view = confirmed
@@ -174,7 +211,10 @@ struct SyncEngine: Sendable {
     /// from now on (the state came under it): the pending sets are re-applied under it, and one
     /// it refuses stays pending, invisible, until the server answers it.
     mutating func reset(to state: ScopeState, schema: Schema? = nil) {
-        if let schema { self.schema = schema }
+        if let schema {
+            self.schema = schema
+            schemaGeneration += 1
+        }
         confirmed = state
         pending.removeAll { set in
             if case .accepted(let acceptedVersion) = set.status { return acceptedVersion <= state.version }
