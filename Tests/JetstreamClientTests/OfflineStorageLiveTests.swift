@@ -209,7 +209,7 @@ struct OfflineStorageLiveTests {
         }
     }
 
-    @Test("a second sync of the same stored scope is refused while the first runs, and may take it after")
+    @Test("a second sync of the same stored scope is refused while the first runs, and may take it after; removeStoredCopy waits for the stop")
     func oneSyncAtATime() async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -225,11 +225,22 @@ struct OfflineStorageLiveTests {
                 guard case ClientError.storage(let detail) = error else { throw error }
                 #expect(detail.contains("in use by another sync"), "\(detail)")
             }
+            do {
+                try await first.removeStoredCopy(of: live.scopeName)
+                Issue.record("the stored copy of a running sync was removed")
+            } catch {
+                guard case ClientError.storage = error else { throw error }
+            }
             await sync.stop()
             let canvas = Canvas()
             let later = try await second.fetch(Scope(name: live.scopeName, root: canvas))
             #expect(Self.labels(canvas) == ["seed"])
             await later.stop()
+
+            // Removed: no folder left; the next fetch loads the scope from the server.
+            try await second.removeStoredCopy(of: live.scopeName)
+            #expect(!FileManager.default.fileExists(atPath: directory.appending(path: live.scopeName).path))
+            try await second.removeStoredCopy(of: live.scopeName)
         }
     }
 

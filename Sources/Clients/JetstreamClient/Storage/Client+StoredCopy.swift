@@ -76,3 +76,24 @@ extension Client {
         return ScopeSync(replica: replica)
     }
 }
+
+extension Client {
+    /// Removes the stored copy of scope `name` (its pending sets too: they are never sent). Does
+    /// nothing when there is none or the client has no storage.
+    ///
+    /// - Throws: ``ClientError/storage(_:)`` while a sync uses the scope (stop it first), or when
+    ///   the files cannot be removed.
+    public func removeStoredCopy(of name: String) async throws(ClientError) {
+        guard case .directory(let directory) = storage else { return }
+        let folder = directory.appending(path: ScopeStorage.escapedFileName(name))
+        guard FileManager.default.fileExists(atPath: folder.path) else { return }
+        let (held, _) = try ScopeStorage.open(directory: directory, scope: name, reading: false)
+        held.removeFiles()
+        try await held.close()
+        do {
+            try FileManager.default.removeItem(at: folder)
+        } catch {
+            throw ClientError.storage("cannot remove \(folder.path): \(error.localizedDescription)")
+        }
+    }
+}

@@ -55,7 +55,7 @@ final class ScopeStorage: Sendable {
     ///
     /// - Throws: ``ClientError/storage(_:)`` when the directory cannot be made or another sync
     ///   holds the scope's lock.
-    static func open(directory: URL, scope: String) throws(ClientError) -> (ScopeStorage, Opened) {
+    static func open(directory: URL, scope: String, reading: Bool = true) throws(ClientError) -> (ScopeStorage, Opened) {
         let folder = directory.appending(path: escapedFileName(scope)).path
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -71,7 +71,7 @@ final class ScopeStorage: Sendable {
                 "the stored copy of scope \(scope) in \(folder) is in use by another sync (in this process or another): "
                     + "\(error)")
         }
-        let opened = read(folder: folder, scope: scope)
+        let opened = reading ? read(folder: folder, scope: scope) : Opened()
         return (ScopeStorage(scope: scope, folder: folder, lock: lock), opened)
     }
 
