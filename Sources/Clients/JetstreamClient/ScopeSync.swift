@@ -116,8 +116,10 @@ public final class ScopeSync: @unchecked Sendable {
     }
 
     /// Stops this handle: its handlers go. The last handle of the scope stops following it and
-    /// sending its changes (local sets not yet sent are dropped), re-opens the client's shared
-    /// stream without it and withdraws this client's presence there.
+    /// sending its changes, re-opens the client's shared stream without it and withdraws this
+    /// client's presence there. Local sets not yet sent are dropped — unless the client has
+    /// storage (``ClientStorage``): then they stay stored, with the whole copy, and the next fetch
+    /// of the scope sends them.
     public func stop(isolation: isolated (any Actor) = #isolation) async {
         guard !isClosed else { return }
         isClosed = true
