@@ -18,7 +18,8 @@ struct OfflineExample {
     @MainActor
     static func main() async {
         var arguments = Array(CommandLine.arguments.dropFirst())
-        let storage = option("--storage", in: &arguments).map { URL(filePath: $0) }
+        let storage =
+            option("--storage", in: &arguments).map { URL(filePath: $0) }
             ?? FileManager.default.temporaryDirectory.appending(path: "jetstream-offline-example")
         let writerCount = option("--writer", in: &arguments).flatMap { Int($0) }
         let url = URL(string: arguments.first ?? "http://127.0.0.1:8080")!
@@ -55,7 +56,9 @@ struct OfflineExample {
         if await waitUntilConfirmed(sync, within: .seconds(5)) {
             print("the server has all \(canvas.shapes.count) shape(s) at version \(sync.version)")
         } else {
-            print("still offline: \(sync.pendingCount) change set(s) kept in \(storage.path); run again with the server up")
+            print(
+                "still offline: \(sync.pendingCount) change set(s) kept in \(storage.path); run again with the server up"
+            )
         }
         await sync.stop()
     }
@@ -81,7 +84,8 @@ struct OfflineExample {
         guard await waitUntilConfirmed(sync, within: .seconds(60)) else {
             throw ClientError.unreachable("\(sync.pendingCount) set(s) still pending after a minute")
         }
-        FileHandle.standardOutput.write(Data("done at version \(sync.version) with \(canvas.shapes.count) shapes\n".utf8))
+        FileHandle.standardOutput.write(
+            Data("done at version \(sync.version) with \(canvas.shapes.count) shapes\n".utf8))
         await sync.stop()
     }
 

@@ -87,7 +87,8 @@ struct OfflineStorageLiveTests {
             #expect(resumed.pendingCount == 3)
 
             try await live.gateway.restart()
-            try await Poll.until("caught up: live, nothing pending (status \(resumed.status), \(resumed.pendingCount))") {
+            try await Poll.until("caught up: live, nothing pending (status \(resumed.status), \(resumed.pendingCount))")
+            {
                 resumed.status == .live && resumed.pendingCount == 0
             }
             let server = try await Self.serverLabels(live)
@@ -128,7 +129,8 @@ struct OfflineStorageLiveTests {
             let again = Canvas()
             let resumed = try await second.fetch(Scope(name: live.scopeName, root: again))
             #expect(resumed.version == storedVersion, "it starts from the stored copy")
-            try await Poll.until("theirs arrives: \(Self.labels(again)), \(transport.streamScopes), \(resumed.status)") {
+            try await Poll.until("theirs arrives: \(Self.labels(again)), \(transport.streamScopes), \(resumed.status)")
+            {
                 Self.labels(again) == ["seed", "mine", "theirs"]
             }
             #expect(
@@ -171,7 +173,9 @@ struct OfflineStorageLiveTests {
         }
     }
 
-    @Test("a set made before everything the server still logs, sent after its window, is refused with its own type and reported")
+    @Test(
+        "a set made before everything the server still logs, sent after its window, is refused with its own type and reported"
+    )
     func pastTheWindowIsRefusedNotAppliedTwice() async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -209,7 +213,9 @@ struct OfflineStorageLiveTests {
         }
     }
 
-    @Test("a second sync of the same stored scope is refused while the first runs, and may take it after; removeStoredCopy waits for the stop")
+    @Test(
+        "a second sync of the same stored scope is refused while the first runs, and may take it after; removeStoredCopy waits for the stop"
+    )
     func oneSyncAtATime() async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -15,11 +15,14 @@ struct PreparedChangeSetTests {
     static let s2 = F.uuid(2)
 
     static func engine(version: Int = 4) -> SyncEngine {
-        SyncEngine(state: F.canvas(version: version, [(s1, ["x": 1]), (s2, ["x": 2])]), schema: F.schema, clientID: "c")
+        SyncEngine(
+            state: F.canvas(version: version, [(s1, ["x": 1]), (s2, ["x": 2])]), schema: F.schema, clientID: "c")
     }
 
     static func event(version: Int, _ fragments: [SyncFragment], key: String? = nil) throws -> PreparedChangeSet {
-        var json: JSONObject = ["version": .number(JSONNumber(version)), "fragments": .array(fragments.map(\.jsonValue))]
+        var json: JSONObject = [
+            "version": .number(JSONNumber(version)), "fragments": .array(fragments.map(\.jsonValue)),
+        ]
         if let key { json["idempotencyKey"] = .string(key) }
         return try #require(PreparedChangeSet(json: .object(json)))
     }

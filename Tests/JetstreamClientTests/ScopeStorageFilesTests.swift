@@ -82,7 +82,9 @@ struct ScopeStorageFilesTests {
         #expect(copy.pending.map(\.status) == [.accepted(version: 8), .queued])
     }
 
-    @Test("restored into the engine: in flight at a crash is queued again, accepted at or below the state is gone, keys go on")
+    @Test(
+        "restored into the engine: in flight at a crash is queued again, accepted at or below the state is gone, keys go on"
+    )
     func restoredEngine() {
         var inFlight = Self.pending(1)
         inFlight.status = .inFlight
@@ -103,7 +105,9 @@ struct ScopeStorageFilesTests {
         #expect(key == "c1:4")
     }
 
-    @Test("the writer: records and copies in order, saved() after a batch, a torn tail dropped quietly, damage kept aside")
+    @Test(
+        "the writer: records and copies in order, saved() after a batch, a torn tail dropped quietly, damage kept aside"
+    )
     func writerAndReader() async throws {
         let directory = Self.folder()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -17,7 +17,8 @@ extension Client {
                 return try await fetchFromServer(
                     scope, createIfMissing: createIfMissing, stored: (storage, opened.problems), isolation: isolation)
             }
-            return try await resume(scope, from: copy, storage: storage, problems: opened.problems, isolation: isolation)
+            return try await resume(
+                scope, from: copy, storage: storage, problems: opened.problems, isolation: isolation)
         } catch {
             // The scope's lock goes: a later fetch may try again.
             try? await storage.close()
@@ -61,7 +62,8 @@ extension Client {
         do {
             try scope.applyFullState(view.exportFragments(), rootUUID: view.rootUUID, version: view.version)
         } catch {
-            throw ClientError.invalidState("the stored copy of scope \(scope.name) does not fit the model classes: \(error)")
+            throw ClientError.invalidState(
+                "the stored copy of scope \(scope.name) does not fit the model classes: \(error)")
         }
         scope.adoptState(view)
         let replica = ScopeReplica(

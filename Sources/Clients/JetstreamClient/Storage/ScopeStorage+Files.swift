@@ -22,7 +22,8 @@ extension ScopeStorage {
             _ = try? StorageFile.move(journalPath, to: journalPath + ".damaged")
             opened.problems.append(
                 "the stored copy of scope \(scope) (\(copyPath)) could not be read: \(error); "
-                    + (keptAside ? "it was moved to \(copyPath).damaged and " : "") + "the scope starts afresh from the server")
+                    + (keptAside ? "it was moved to \(copyPath).damaged and " : "")
+                    + "the scope starts afresh from the server")
             return opened
         }
         do {
@@ -68,7 +69,8 @@ extension ScopeStorage {
         }
         let reading = StorageFrames.read(bytes)
         guard reading.records.count == 1, reading.tail == nil, let record = reading.records.first else {
-            throw StoredCopyError("it is not one whole record (\(bytes.count) bytes; its length or checksum does not check out)")
+            throw StoredCopyError(
+                "it is not one whole record (\(bytes.count) bytes; its length or checksum does not check out)")
         }
         let json: JSONValue
         do {

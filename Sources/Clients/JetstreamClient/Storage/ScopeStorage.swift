@@ -55,7 +55,8 @@ final class ScopeStorage: Sendable {
     ///
     /// - Throws: ``ClientError/storage(_:)`` when the directory cannot be made or another sync
     ///   holds the scope's lock.
-    static func open(directory: URL, scope: String, reading: Bool = true) throws(ClientError) -> (ScopeStorage, Opened) {
+    static func open(directory: URL, scope: String, reading: Bool = true) throws(ClientError) -> (ScopeStorage, Opened)
+    {
         let folder = directory.appending(path: escapedFileName(scope)).path
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -151,7 +152,8 @@ final class ScopeStorage: Sendable {
             let isPlain =
                 (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == 0x2D || byte == 0x5F || (byte == 0x2E && !escaped.isEmpty)
-            escaped += isPlain ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            escaped +=
+                isPlain ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
         }
         return escaped
     }

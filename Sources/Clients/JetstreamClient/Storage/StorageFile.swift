@@ -36,7 +36,9 @@ struct StorageFile: ~Copyable, Sendable {
     }
 
     func readAll() throws(StorageFileError) -> [UInt8] {
-        guard lseek(descriptor, 0, SEEK_SET) == 0 else { throw StorageFileError(operation: "seek", path: path, code: errno) }
+        guard lseek(descriptor, 0, SEEK_SET) == 0 else {
+            throw StorageFileError(operation: "seek", path: path, code: errno)
+        }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
@@ -52,7 +54,9 @@ struct StorageFile: ~Copyable, Sendable {
 
     /// Writes all of `bytes` at the end of the file.
     func append(_ bytes: [UInt8]) throws(StorageFileError) {
-        guard lseek(descriptor, 0, SEEK_END) >= 0 else { throw StorageFileError(operation: "seek", path: path, code: errno) }
+        guard lseek(descriptor, 0, SEEK_END) >= 0 else {
+            throw StorageFileError(operation: "seek", path: path, code: errno)
+        }
         var written = 0
         while written < bytes.count {
             let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, $0.count - written) }

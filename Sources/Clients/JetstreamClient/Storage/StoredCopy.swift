@@ -37,7 +37,9 @@ struct StoredCopy: Sendable {
     /// Reads a copy back: its own schema first, then the state under it.
     init(json: JSONValue) throws(StoredCopyError) {
         guard json["format"]?.number?.int64Value == Int64(Self.format) else {
-            throw StoredCopyError("it is in another format (\(json["format"]?.encodedString() ?? "none"), this client reads \(Self.format))")
+            throw StoredCopyError(
+                "it is in another format (\(json["format"]?.encodedString() ?? "none"), this client reads \(Self.format))"
+            )
         }
         guard let scope = json["scope"]?.string, let clientID = json["clientID"]?.string,
             let sequence = json["sequence"]?.number?.int64Value, let schemaJSON = json["schema"],
@@ -82,7 +84,9 @@ struct StoredCopy: Sendable {
             self.sequence = sequence
             pending.append(set)
         case .accepted(let key, let version):
-            if let index = pending.firstIndex(where: { $0.key == key }) { pending[index].status = .accepted(version: version) }
+            if let index = pending.firstIndex(where: { $0.key == key }) {
+                pending[index].status = .accepted(version: version)
+            }
         case .finished(let key):
             pending.removeAll { $0.key == key }
         }
