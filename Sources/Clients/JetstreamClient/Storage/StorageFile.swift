@@ -1,8 +1,10 @@
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
+#endif
+#if canImport(Musl)
 import Musl
-#elseif canImport(Darwin)
+#endif
+#if canImport(Darwin)
 import Darwin
 #endif
 
