@@ -47,7 +47,9 @@ export interface Notification {
   rejection?: Rejection;
   /** Set when the scope was deleted; the scope is closed. */
   deleted?: boolean;
-  /** Set when the scope stopped for good (403 on the stream). */
+  /** Set when the scope stopped for good (403 on the stream); or, with `persist`, once just after
+   *  `openScope` resolved when the stored copy could not be read (the scope goes on, loaded from
+   *  the server: `Scope.storageError`). */
   error?: JetstreamError;
   /** Set on the reset that brought the state in a schema the client had not seen: local changes
    *  are checked with the new schema from now on (`Scope.schemaTag` is its ETag). */
