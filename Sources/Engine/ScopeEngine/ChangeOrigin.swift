@@ -14,14 +14,18 @@ public struct ChangeOrigin: Sendable, Hashable {
     public var restoredFrom: Int?
     /// The change set a revert undid.
     public var revertOf: Int?
+    /// The server method whose change set this is (`POST …/methods/{method}`).
+    public var method: String?
 
-    public init(subject: String? = nil, restoredFrom: Int? = nil, revertOf: Int? = nil) {
+    public init(subject: String? = nil, restoredFrom: Int? = nil, revertOf: Int? = nil, method: String? = nil) {
         self.subject = subject
         self.restoredFrom = restoredFrom
         self.revertOf = revertOf
+        self.method = method
     }
 
-    /// Writes `,"at":"…","subject":…` and, when set, `,"restoredFrom":N` / `,"revertOf":V`.
+    /// Writes `,"at":"…","subject":…` and, when set, `,"restoredFrom":N` / `,"revertOf":V` /
+    /// `,"method":"name"`.
     func write(at time: String, to writer: inout JSONWriter) {
         writer.writeRaw(#","at":"#)
         writer.write(string: time)
@@ -29,6 +33,10 @@ public struct ChangeOrigin: Sendable, Hashable {
         if let subject { writer.write(string: subject) } else { writer.writeRaw("null") }
         if let restoredFrom { writer.writeRaw(#","restoredFrom":\#(restoredFrom)"#) }
         if let revertOf { writer.writeRaw(#","revertOf":\#(revertOf)"#) }
+        if let method {
+            writer.writeRaw(#","method":"#)
+            writer.write(string: method)
+        }
     }
 }
 

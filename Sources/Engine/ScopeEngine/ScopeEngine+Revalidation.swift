@@ -25,7 +25,7 @@ extension ScopeEngine {
     /// only this node writes, the copy is the store's latest: never.
     func mayBeBehind(_ rejection: ScopeError) -> Bool {
         switch rejection {
-        case .changeSetRejected, .mergePatchRejected, .objectNotFound, .versionMismatch:
+        case .changeSetRejected, .mergePatchRejected, .objectNotFound, .versionMismatch, .methodRejected:
             store is any SharedChangeLogStore
         default:
             false

@@ -1,3 +1,4 @@
+import JetstreamJSON
 import JetstreamModel
 import Logging
 import Store
@@ -114,6 +115,8 @@ extension ScopeEngine {
             /// The undoing of one change set, planned against the log up to `plannedAt`: staged
             /// only on that version (otherwise planned again).
             case revert(fragments: [SyncFragment], plannedAt: Int)
+            /// A server method, run under the lock against the staged state (ScopeMethod.swift).
+            case method(ScopeMethod, args: JSONValue, claims: JSONValue?)
         }
 
         var change: Change
@@ -139,6 +142,8 @@ extension ScopeEngine {
         if attempt == 0, let refusal = outageRefusal() { return completion(refusal) }
         var unchangedAt: Int?
         var coldCopy = false
+        /// A method's result, for its answer.
+        var methodResult: JSONValue?
         let rejection: ScopeError? = handle.runtime.withLock { runtime in
             guard !runtime.deleted else { return .scopeNotFound(handle.name) }
             // A copy the follower left behind is caught up before anything is judged on it
@@ -170,6 +175,22 @@ extension ScopeEngine {
                     return nil
                 }
                 changeSet = ChangeSet(fragments: fragments)
+            case .method(let method, let args, let claims):
+                let call = MethodCall(
+                    scope: handle.name, state: runtime.tip, args: args, subject: submission.origin.subject,
+                    claims: claims, schema: schema)
+                let outcome: MethodOutcome
+                switch Self.run(method, call) {
+                case .success(let returned): outcome = returned
+                case .failure(let error): return error
+                }
+                methodResult = outcome.result
+                if outcome.fragments.isEmpty {
+                    unchangedAt = runtime.tip.version
+                    return nil
+                }
+                changeSet = ChangeSet(fragments: outcome.fragments)
+                if let error = Self.shapeError(changeSet, limits: configuration.limits) { return error }
             case .mergePatch(let patch):
                 do throws(MergePatch.Failure) {
                     let translated = try patch.translate(against: runtime.tip, schema: schema)
@@ -197,8 +218,9 @@ extension ScopeEngine {
                     applied, idempotencyKey: idempotency?.key, origin: submission.origin,
                     at: ChangeTime.rfc3339(millisecondsSince1970: configuration.wallClock()))
                 let lineage = runtime.stage(applied.state, payload: payload.bytes)
+                let returned = methodResult
                 let record = idempotency?.record(
-                    status: 200, response: payload.acceptedResponse(fragmentCount: fragmentCount))
+                    status: 200, response: Self.answer(payload, fragmentCount: fragmentCount, result: returned))
                 let appendStarted = ContinuousClock.now
                 // Appended inside the lock so the store receives this scope's versions in order.
                 store.append(
@@ -221,7 +243,7 @@ extension ScopeEngine {
                     }
                     didCommit(
                         payload, state: applied.state, token: lineage.token, of: handle, result: result,
-                        answer: record?.response ?? payload.acceptedResponse(fragmentCount: fragmentCount),
+                        answer: record?.response ?? Self.answer(payload, fragmentCount: fragmentCount, result: returned),
                         completion: completion)
                 }
                 return nil
@@ -242,17 +264,27 @@ extension ScopeEngine {
                         submission: submission, ifMatch: ifMatch, idempotency: idempotency, attempt: attempt,
                         completion: completion), on: handle)
             }
-            let body = Array(#"{"version":\#(unchangedAt),"fragmentReplies":[],"fragments":[],"removed":[]}"#.utf8)
-            guard let idempotency else { return completion(.accepted(body: body, version: unchangedAt)) }
+            var body = Array(#"{"version":\#(unchangedAt),"fragmentReplies":[],"fragments":[],"removed":[]}"#.utf8)
+            if case .method(let method, _, _) = submission.change {
+                var writer = JSONWriter(capacity: 64)
+                writer.writeRaw(#","method":"#)
+                writer.write(string: method.name)
+                body.removeLast()
+                body += writer.bytes
+                body = Self.spliced(body + [UInt8(ascii: "}")], result: methodResult ?? .null)
+            }
+            let unchangedBody = body
+            guard let idempotency else { return completion(.accepted(body: unchangedBody, version: unchangedAt)) }
             // Stored under its key like any outcome, so a retry replays it even after the scope
             // moved on (no version is logged with it).
             let logger = self.logger
-            store.recordRejection(scope: handle.name, idempotency.record(status: 200, response: body)) { result in
+            store.recordRejection(scope: handle.name, idempotency.record(status: 200, response: unchangedBody)) {
+                result in
                 if case .failure(let failure) = result {
                     logger.warning(
                         "idempotency record not stored", metadata: ["scope": "\(handle.name)", "error": "\(failure)"])
                 }
-                completion(.accepted(body: body, version: unchangedAt))
+                completion(.accepted(body: unchangedBody, version: unchangedAt))
             }
             return
         }
@@ -270,6 +302,34 @@ extension ScopeEngine {
         } else {
             completion(.rejected(rejection))
         }
+    }
+
+    /// A method's run: what it returns, or why nothing is applied.
+    static func run(_ method: ScopeMethod, _ call: MethodCall) -> Result<MethodOutcome, ScopeError> {
+        do {
+            return .success(try method.handler(call))
+        } catch let refusal as MethodRejection {
+            return .failure(.methodRejected(method: method.name, reason: refusal.reason))
+        } catch {
+            return .failure(.methodFailed(method: method.name, detail: "\(error)"))
+        }
+    }
+
+    /// The writer's answer: the payload with its replies, and a method's `"result"` last.
+    static func answer(_ payload: ChangeSetPayload, fragmentCount: Int, result: JSONValue?) -> [UInt8] {
+        let body = payload.acceptedResponse(fragmentCount: fragmentCount)
+        guard let result else { return body }
+        return spliced(body, result: result)
+    }
+
+    /// `{…}` → `{…,"result":R}`.
+    static func spliced(_ body: [UInt8], result: JSONValue) -> [UInt8] {
+        var spliced = body
+        spliced.removeLast()
+        spliced += Array(#","result":"#.utf8)
+        spliced += result.encoded()
+        spliced.append(UInt8(ascii: "}"))
+        return spliced
     }
 
     /// Runs on the store's commit thread, in version order per scope.

@@ -61,6 +61,12 @@ public enum ScopeError: Error, Sendable {
     case presenceNotFound(scope: String, client: String)
     /// The scope's presence holds its most members.
     case tooManyPresenceMembers(scope: String, limit: Int)
+    /// No method of this name is registered.
+    case unknownMethod(String)
+    /// The method refused the call (``MethodRejection``): nothing was applied.
+    case methodRejected(method: String, reason: String)
+    /// The method failed otherwise (it threw another error): nothing was applied.
+    case methodFailed(method: String, detail: String)
 
     /// A sentence a person can act on.
     public var detail: String {
@@ -107,6 +113,9 @@ public enum ScopeError: Error, Sendable {
         case .presenceNotFound(let scope, let client): "scope '\(scope)' has no presence member '\(client)'"
         case .tooManyPresenceMembers(let scope, let limit):
             "scope '\(scope)' has \(limit) presence members, its limit (--max-presence-members); retry later"
+        case .unknownMethod(let name): "the server has no method '\(name.prefix(140))'"
+        case .methodRejected(let method, let reason): "method '\(method)' refused the call: \(reason)"
+        case .methodFailed(let method, let detail): "method '\(method)' failed: \(detail); nothing was applied"
         }
     }
 
@@ -115,7 +124,7 @@ public enum ScopeError: Error, Sendable {
     /// unknown scopes are not stored; a retry tries again.
     public var isFinalForIdempotency: Bool {
         switch self {
-        case .changeSetRejected, .mergePatchRejected, .versionMismatch, .revertConflict: true
+        case .changeSetRejected, .mergePatchRejected, .versionMismatch, .revertConflict, .methodRejected: true
         default: false
         }
     }

@@ -34,10 +34,13 @@ public struct Gateway: Sendable {
     /// ```
     public let servesDemo: Bool
     let schemaJSON: [UInt8]
+    /// The server methods by name (`POST …/methods/{method}`): the ones given, and with the demo
+    /// schema its own (``DemoMethods``) unless one of the same name was given.
+    public let methods: [String: ScopeMethod]
 
     public init(
         engine: ScopeEngine, access: AccessControl = .open(), metrics: GatewayMetrics = GatewayMetrics(),
-        retryMilliseconds: Int = 2000
+        retryMilliseconds: Int = 2000, methods: [ScopeMethod] = []
     ) {
         self.engine = engine
         self.access = access
@@ -45,6 +48,9 @@ public struct Gateway: Sendable {
         self.retryMilliseconds = retryMilliseconds
         schemaJSON = engine.schema.jsonValue.encoded()
         servesDemo = engine.schema == .demo
+        var byName: [String: ScopeMethod] = [:]
+        for method in (servesDemo ? DemoMethods.all : []) + methods { byName[method.name] = method }
+        self.methods = byName
     }
 
     /// Fits an engine configuration to this HTTP face: subscribers are event streams delivered on
@@ -91,6 +97,7 @@ public struct Gateway: Sendable {
         addChangeSetRoutes(to: &router)
         addObjectRoutes(to: &router)
         addPastRoutes(to: &router)
+        addMethodRoutes(to: &router)
         addEventRoutes(to: &router)
         addManyScopesRoute(to: &router)
         addPresenceRoutes(to: &router)

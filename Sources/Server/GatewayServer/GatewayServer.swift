@@ -118,7 +118,8 @@ public final class GatewayServer: Sendable {
         }
         logger.log(level: policy.auth.isEnabled ? .info : .warning, "\(access.summary)")
         gateway = Gateway(
-            engine: engine, access: access, metrics: metrics, retryMilliseconds: configuration.retryMilliseconds)
+            engine: engine, access: access, metrics: metrics, retryMilliseconds: configuration.retryMilliseconds,
+            methods: configuration.methods)
         var router = Router()
         gateway.addRoutes(to: &router)
         http = HTTPServer(

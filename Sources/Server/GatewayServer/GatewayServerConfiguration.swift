@@ -1,6 +1,7 @@
 import Foundation
 import Gateway
 import JetstreamModel
+import ScopeEngine
 import SocketLoop
 
 /// Everything a running gateway is made from: where it listens, which schema and store, its
@@ -13,6 +14,9 @@ import SocketLoop
 /// configuration.limits.maxFragmentsPerSet = 10
 /// ```
 public struct GatewayServerConfiguration: Sendable {
+    /// Server methods (`POST /v1/scopes/{name}/methods/{method}`, docs/methods.md), registered with
+    /// ``method(_:_:)``. With the built-in demo schema its `arrange` is there too.
+    public var methods: [ScopeMethod] = []
     /// Address to listen on (`::` for all IPv6 and IPv4 addresses).
     public var host = "127.0.0.1"
     /// TCP port; 0 picks a free one.
@@ -67,4 +71,18 @@ public struct GatewayServerConfiguration: Sendable {
 
     /// The store's file inside ``dataDirectory``.
     public var storePath: String { (dataDirectory as NSString).appendingPathComponent("jetstream.sqlite") }
+
+    /// Registers a server method: `handler` gets the scope's latest state, the call's `args` and
+    /// the caller's subject, and returns the fragments to apply as one change set and a result,
+    /// or throws ``MethodRejection`` (docs/methods.md).
+    ///
+    /// ```swift
+    /// configuration.method("clear") { call in
+    ///     MethodOutcome(fragments: [SyncFragment(type: .change, uuid: call.state.rootUUID, clsName: "Canvas",
+    ///                                            properties: ["shapes": []])])
+    /// }
+    /// ```
+    public mutating func method(_ name: String, _ handler: @escaping ScopeMethod.Handler) {
+        methods.append(ScopeMethod(name, handler))
+    }
 }

@@ -124,6 +124,12 @@ extension Problem {
             self.init(.notFound, detail: detail)
         case .tooManyPresenceMembers:
             self.init(.tooManyMembers, detail: detail, headers: [.retryAfter: "5"])
+        case .unknownMethod:
+            self.init(.unknownMethod, detail: detail)
+        case .methodRejected(let method, let reason):
+            self.init(.methodRejected, detail: detail, extensions: ["method": .string(method), "reason": .string(reason)])
+        case .methodFailed(let method, _):
+            self.init(.methodFailed, detail: detail, extensions: ["method": .string(method)])
         }
     }
 }

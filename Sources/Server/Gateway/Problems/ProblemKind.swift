@@ -22,6 +22,9 @@ public enum ProblemKind: String, Sendable, CaseIterable {
     case historyGone = "history-gone"
     case versionNotFound = "version-not-found"
     case revertConflict = "revert-conflict"
+    case unknownMethod = "unknown-method"
+    case methodRejected = "method-rejected"
+    case methodFailed = "method-failed"
     case tooManyMembers = "too-many-members"
     case payloadTooLarge = "payload-too-large"
     case unsupportedMediaType = "unsupported-media-type"
@@ -62,6 +65,9 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .historyGone: .gone
         case .versionNotFound: .notFound
         case .revertConflict: .conflict
+        case .unknownMethod: .notFound
+        case .methodRejected: .unprocessableContent
+        case .methodFailed: .badGateway
         case .payloadTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .notAcceptable: .notAcceptable
@@ -96,6 +102,9 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .historyGone: "The requested history is no longer retained"
         case .versionNotFound: "No such version"
         case .revertConflict: "Later change sets build on this one"
+        case .unknownMethod: "No such method"
+        case .methodRejected: "The method refused the call"
+        case .methodFailed: "The method failed"
         case .tooManyMembers: "The scope's presence is full"
         case .payloadTooLarge: "The body is too large"
         case .unsupportedMediaType: "Unsupported media type"

@@ -34,10 +34,12 @@ enum IdempotencyRequest {
                 .badRequest,
                 detail: "Idempotency-Key must be 1 to \(maxKeyLength) visible ASCII characters (a UUID is a good key)")
         }
-        // A key is bound to its request: for a PATCH, a restore or a revert the method and path
+        // A key is bound to its request: for a PATCH, a restore, a revert or a method call the method and path
         // are part of it, so the same key and body sent elsewhere is a reused key, not a replay.
         let path = request.path
-        let bound = request.method == .patch || path.hasSuffix("/restore") || path.hasSuffix("/revert")
+        let bound =
+            request.method == .patch || path.hasSuffix("/restore") || path.hasSuffix("/revert")
+            || path.contains("/methods/")
         let target = bound ? "\(request.method) \(path)" : nil
 
         return IdempotencyKey(key: text, subject: subject, target: target, body: request.body, created: created)
