@@ -13,7 +13,8 @@ from conftest import ServerPool
 
 OPENAPI = yaml.safe_load((pathlib.Path(__file__).resolve().parents[2] / "openapi.yaml").read_text())
 ORIGIN = "https://app.example"
-EXAMPLE = {"{name}": "canvas-1", "{uuid}": "00000000-0000-4000-8000-000000000001", "{version}": "1", "{client}": "window-1"}
+EXAMPLE = {"{name}": "canvas-1", "{uuid}": "00000000-0000-4000-8000-000000000001", "{version}": "1", "{client}": "window-1",
+           "{method}": "arrange"}
 
 
 def concrete(path: str) -> str:

@@ -8,7 +8,7 @@ extension Gateway {
         "/v1/scopes/{name}/objects/{uuid}", "/v1/scopes/{name}/changesets", "/v1/scopes/{name}/events",
         "/v1/scopes/{name}/objects/{uuid}/history", "/v1/scopes/{name}/diff", "/v1/scopes/{name}/restore",
         "/v1/scopes/{name}/changesets/{version}/revert", "/v1/events", "/v1/scopes/{name}/presence",
-        "/v1/scopes/{name}/presence/{client}",
+        "/v1/scopes/{name}/presence/{client}", "/v1/scopes/{name}/methods/{method}",
         "/client/jetstream.mjs", "/client/jetstream.d.ts",
     ]
 
