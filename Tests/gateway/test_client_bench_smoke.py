@@ -1,18 +1,22 @@
 """`ClientBench` (the Swift client's benchmark, Sources/Tools/ClientBench) at tiny sizes against the
 test binary, so it cannot rot: its JSON has every figure, every event on an observed shape fired
-its observer exactly once (in process, over the stream, end to end), and it stopped the server it
-started. Timings are never asserted (they are figures, not requirements)."""
+its observer exactly once (in process, over the stream, end to end, on both clients of the actor
+section), the storage section's sets reached the server once each, and it stopped the server it
+started and removed its storage directory. Timings are never asserted (they are figures, not
+requirements)."""
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import tempfile
 
 import pytest
 
 from gateway_helpers import built_executable
 
 SHAPES, OBSERVERS, APPLY_EVENTS, STREAM_EVENTS, RATE, SECONDS = 300, 10, 200, 100, 50, 1
+ACTOR_EVENTS, OFFLINE_CHANGES, COLD_STARTS = 100, 20, 2
 
 
 def number(value) -> bool:
@@ -45,12 +49,18 @@ def guarded_servers() -> set[str]:
     return found
 
 
+def storage_directories() -> set[str]:
+    """The offline section's temporary storage directories (removed when it ends)."""
+    return {name for name in os.listdir(tempfile.gettempdir()) if name.startswith("clientbench-storage-")}
+
+
 def test_client_bench_reports_every_figure_and_no_lost_delivery(client_bench, jetstream_bin):
-    before = guarded_servers()
+    before, stored_before = guarded_servers(), storage_directories()
     done = run(client_bench, "--binary", str(jetstream_bin), "--json", "--shapes", str(SHAPES),
                "--observers", str(OBSERVERS), "--apply-events", str(APPLY_EVENTS),
                "--stream-events", str(STREAM_EVENTS), "--writers", "4", "--rate", str(RATE),
-               "--seconds", str(SECONDS), "--timeout", "240")
+               "--seconds", str(SECONDS), "--actor-events", str(ACTOR_EVENTS),
+               "--offline-changes", str(OFFLINE_CHANGES), "--cold-starts", str(COLD_STARTS), "--timeout", "240")
     assert done.returncode == 0, f"exit {done.returncode}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr[-4000:]}"
     report = json.loads(done.stdout)  # progress goes to stderr; stdout is one JSON object
     assert report["benchmark"] == "ClientBench" and report["failures"] == []
@@ -97,7 +107,46 @@ def test_client_bench_reports_every_figure_and_no_lost_delivery(client_bench, je
         assert number(latency[figure]), latency
     assert e2e["targetP99Ms"] == 20 and isinstance(e2e["targetMet"], bool)
 
+    actor = report["actor"]
+    assert actor["events"] == ACTOR_EVENTS and actor["writers"] == 4 and number(actor["postSeconds"])
+    assert actor["lastVersion"] == actor["firstVersion"] + ACTOR_EVENTS
+    assert actor["expectedFires"] >= ACTOR_EVENTS // 2
+    for name, off in (("onActor", False), ("offActor", True)):
+        client = actor[name]
+        assert client["preparesEventsOffActor"] is off
+        # Every event was timed on the actor and fired its observer once; both reached the last version.
+        assert client["events"] == ACTOR_EVENTS and client["version"] == actor["lastVersion"], client
+        assert client["fires"] == actor["expectedFires"], client
+        for figure in ("fetchMs", "meanMicros", "p50Micros", "p99Micros", "maxMicros", "totalMs"):
+            assert number(client[figure]), client
+    assert number(actor["meanRatio"]) and number(actor["p50Ratio"])
+    assert actor["stateMismatches"] == 0 and actor["reconnects"] == 0
+
+    offline = report["offline"]
+    assert offline["objects"] == SHAPES + 1
+    assert set(offline["files"]) == {"copy", "journal", "lock"}
+    assert offline["storageBytes"] == sum(offline["files"].values()) and offline["files"]["copy"] > SHAPES * 50
+    assert number(offline["bytesPerObject"]) and number(offline["firstFetchMs"]) and number(offline["firstStopMs"])
+    for name in ("serverFetchMs", "coldStartUpMs", "coldStartDownMs"):
+        runs = offline[name]["runs"]
+        assert len(runs) == COLD_STARTS and all(number(value) for value in runs), offline[name]
+        assert offline[name]["median"] in runs
+    assert offline["downStatus"].startswith(("connecting", "reconnecting")), offline["downStatus"]
+    for name in ("savedMicros", "flushMicros"):
+        assert offline[name]["count"] == OFFLINE_CHANGES
+        for figure in ("p50", "p99", "mean", "max"):
+            assert number(offline[name][figure]), offline[name]
+    replay = offline["replay"]
+    assert replay["sets"] == OFFLINE_CHANGES
+    # Each offline set reached the server once, with its own key.
+    assert replay["versionAfter"] == replay["versionBefore"] + OFFLINE_CHANGES
+    assert replay["logged"] == OFFLINE_CHANGES and replay["distinctKeys"] == OFFLINE_CHANGES
+    assert replay["valueMismatches"] == 0
+    for figure in ("savedMs", "fetchMs", "seconds", "setsPerSecond"):
+        assert number(replay[figure]), replay
+
     assert guarded_servers() <= before, "ClientBench left its server running"
+    assert storage_directories() <= stored_before, "ClientBench left its storage directory"
 
 
 def test_client_bench_markdown_and_usage(client_bench, jetstream_bin):
@@ -105,7 +154,17 @@ def test_client_bench_markdown_and_usage(client_bench, jetstream_bin):
                "--apply-events", "20", "--only", "apply", "--timeout", "120")
     assert done.returncode == 0, done.stderr[-4000:]
     assert "| in process: `Scope.applySyncFragments` | 5 | 20 |" in done.stdout
-    assert "end to end" not in done.stdout
+    assert "end to end" not in done.stdout and "observers' actor" not in done.stdout and "storage" not in done.stdout
+
+    done = run(client_bench, "--binary", str(jetstream_bin), "--shapes", "50", "--observers", "5",
+               "--actor-events", "20", "--offline-changes", "5", "--cold-starts", "1", "--only", "offline,actor",
+               "--timeout", "120")
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "| parsing on the actor (`preparesEventsOffActor = false`, before) | 20 |" in done.stdout
+    assert "| parsing off the actor (the default, after) | 20 |" in done.stdout
+    assert "| the change, then `try await sync.saved()` (journal write, fsync) | 5 |" in done.stdout
+    assert "Replay: 5 change sets" in done.stdout
+    assert "remote apply" not in done.stdout and "end to end" not in done.stdout
 
     refused = run(client_bench, "--bogus", timeout=30)
     assert refused.returncode == 2 and refused.stdout == ""

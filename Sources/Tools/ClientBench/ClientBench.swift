@@ -5,8 +5,9 @@ import JetstreamClient
 import JetstreamModel
 
 // The Swift client's benchmark (docs/benchmarks.md, "Swift client"): remote apply with
-// observers on a 10k-object scope, in process and over the real stream, and end to end (client A's
-// local change → client B's observer) at a fixed rate, against a `jetstream serve` it starts.
+// observers on a 10k-object scope, in process and over the real stream, end to end (client A's
+// local change → client B's observer) at a fixed rate, the observers' actor's time per event with
+// parsing on and off it, and the costs of storage, against a `jetstream serve` it starts.
 // Run: swift build -c release --product jetstream && swift build -c release --product ClientBench
 // && .build/release/ClientBench [--json]. Progress on stderr; figures are printed, never asserted.
 
@@ -20,16 +21,20 @@ struct Options {
     var writers = 8
     var rate = 100.0
     var seconds = 10.0
+    var actorEvents = 5_000
+    var offlineChanges = 1_000
+    var coldStarts = 5
     var timeout = 600.0
     var only: Set<String> = []
     var asJSON = false
 
-    static let sections: Set<String> = ["apply", "stream", "e2e"]
+    static let sections: Set<String> = ["apply", "stream", "e2e", "actor", "offline"]
 
     static let usage = """
         usage: ClientBench [--binary PATH | --url http://127.0.0.1:PORT] [--shapes N] [--observers N]
                            [--apply-events N] [--stream-events N] [--writers N] [--rate N] [--seconds S]
-                           [--only apply,stream,e2e] [--timeout S] [--json]
+                           [--actor-events N] [--offline-changes N] [--cold-starts N]
+                           [--only apply,stream,e2e,actor,offline] [--timeout S] [--json]
         """
 
     func runs(_ section: String) -> Bool { only.isEmpty || only.contains(section) }
@@ -72,11 +77,15 @@ struct Options {
             case "--writers": options.writers = try integer(1, 64)
             case "--rate": options.rate = try decimal()
             case "--seconds": options.seconds = try decimal()
+            // Every event's sample is kept (`EventTiming` keeps the first 65,536).
+            case "--actor-events": options.actorEvents = try integer(2, 65_536)
+            case "--offline-changes": options.offlineChanges = try integer(1, 10_000)
+            case "--cold-starts": options.coldStarts = try integer(1, 50)
             case "--timeout": options.timeout = try decimal()
             case "--only":
                 options.only = Set(try value().split(separator: ",").map(String.init))
                 guard !options.only.isEmpty, options.only.isSubset(of: sections) else {
-                    throw BenchError("--only takes apply, stream and/or e2e")
+                    throw BenchError("--only takes apply, stream, e2e, actor and/or offline")
                 }
             case "--json": options.asJSON = true
             case "-h", "--help": return nil
@@ -176,8 +185,34 @@ struct ClientBench {
         } else {
             report.typedLoadMs = try InProcessApply(state: state, schema: schema, name: seeded.name).loadSeconds * 1e3
         }
-        guard options.runs("stream") || options.runs("e2e") else { return }
+        if options.runs("stream") || options.runs("e2e") {
+            try await measureLive(
+                url: url, http: http, seeded: seeded, observed: observed, options: options, report: &report)
+        }
+        if options.runs("actor") {
+            do {
+                report.actor = try await measureActorTime(
+                    http, url: url, seeded: seeded, observed: observed, events: options.actorEvents,
+                    writers: options.writers)
+            } catch {
+                report.failures.append("actor: \(error)")
+            }
+        }
+        if options.runs("offline") {
+            do {
+                report.offline = try await measureOffline(
+                    http, url: url, seeded: seeded, changes: options.offlineChanges, coldStarts: options.coldStarts)
+            } catch {
+                report.failures.append("offline: \(error)")
+            }
+        }
+    }
 
+    /// The stream and end-to-end sections: client B with the observers, and client A writing.
+    @MainActor
+    static func measureLive(
+        url: URL, http: GatewayHTTP, seeded: SeededScope, observed: [Int], options: Options, report: inout Report
+    ) async throws {
         // Client B: live on the scope, with the observers.
         let client = Client(url: url)
         let receiver = Receiver()

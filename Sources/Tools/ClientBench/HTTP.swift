@@ -28,7 +28,11 @@ struct GatewayHTTP: Sendable {
     }
 
     func send(_ method: String, _ path: String, bytes: [UInt8]?) async throws -> (Int, [UInt8]) {
-        var request = URLRequest(url: base.appending(path: path))
+        // A query (`?since=…`) is kept as it is; `appending(path:)` would escape its `?`.
+        let parts = path.split(separator: "?", maxSplits: 1)
+        var url = base.appending(path: String(parts.first ?? ""))
+        if parts.count == 2, let withQuery = URL(string: url.absoluteString + "?" + parts[1]) { url = withQuery }
+        var request = URLRequest(url: url)
         request.httpMethod = method
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if let bytes {

@@ -78,6 +78,8 @@ struct Report {
     var apply: [ApplyRow] = []
     var stream: StreamResult?
     var endToEnd: EndToEndResult?
+    var actor: ActorResult?
+    var offline: OfflineResult?
     var reconnects = 0
     var failures: [String] = []
 
@@ -113,6 +115,8 @@ struct Report {
                 "end to end: missing \(endToEnd.missing), duplicate \(endToEnd.duplicates), unknown \(endToEnd.unknown), "
                     + "A still pending \(endToEnd.pendingAtEnd)")
         }
+        checkActor()
+        checkOffline()
     }
 
     var json: String {
@@ -164,6 +168,8 @@ struct Report {
                 "targetMet": .bool(!latencies.isEmpty && endToEnd.missing == 0 && p99 <= Self.targetP99Ms),
             ]
         }
+        if let actor { document["actor"] = actorJSON(actor) }
+        if let offline { document["offline"] = offlineJSON(offline) }
         document["failures"] = .array(failures.map { .string($0) })
         return String(decoding: JSONValue.object(document).encoded(), as: UTF8.self)
     }
@@ -183,9 +189,12 @@ struct Report {
             "| GET state (\(Measure.format(Double(stateBytes) / 1e6, 2)) MB) → `ScopeState` (parse, decode, import) "
                 + "| \(Measure.format(stateImportMs)) ms |",
             "| `applyFullState`: \(Measure.grouped(objects)) typed objects | \(Measure.format(typedLoadMs)) ms |",
-            "| `Client.fetch` (schema, GET, typed load), per client | "
-                + fetchMs.map { "\(Measure.format($0)) ms" }.joined(separator: ", ") + " |",
         ]
+        if !fetchMs.isEmpty {
+            lines.append(
+                "| `Client.fetch` (schema, GET, typed load), per client | "
+                    + fetchMs.map { "\(Measure.format($0)) ms" }.joined(separator: ", ") + " |")
+        }
         if !apply.isEmpty || stream != nil {
             lines += [
                 "",
@@ -234,6 +243,8 @@ struct Report {
                 "A's pending sets at most \(endToEnd.maxPending) at a write; latest write \(Measure.format(endToEnd.latestWriteMs, 2)) ms after its slot.",
             ]
         }
+        if let actor { lines += actorMarkdown(actor) }
+        if let offline { lines += offlineMarkdown(offline) }
         if !failures.isEmpty {
             lines += ["", "Failures:"] + failures.map { "- \($0)" }
         }
