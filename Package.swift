@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "Jetstream", targets: ["Jetstream"]),
         .library(name: "JetstreamClient", targets: ["JetstreamClient"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        // The gateway as a library: a server of your own with its own methods (Examples/CartServer).
+        .library(name: "GatewayServer", targets: ["GatewayServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -96,6 +98,14 @@ let package = Package(
         .executableTarget(
             name: "CanvasExample", dependencies: ["Jetstream", "JetstreamClient", "CanvasModel"],
             path: "Examples/Canvas", swiftSettings: strictSettings),
+        // A server of your own on the gateway's library, with methods (docs/methods.md).
+        .executableTarget(
+            name: "CartServer",
+            dependencies: [
+                "GatewayServer", "ScopeEngine", "JetstreamModel", "JetstreamJSON",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/CartServer", swiftSettings: strictSettings),
         // A canvas kept on disk between runs: the client's storage (docs/offline.md).
         .executableTarget(
             name: "OfflineExample", dependencies: ["Jetstream", "JetstreamClient", "CanvasModel"],

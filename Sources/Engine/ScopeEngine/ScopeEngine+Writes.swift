@@ -243,7 +243,8 @@ extension ScopeEngine {
                     }
                     didCommit(
                         payload, state: applied.state, token: lineage.token, of: handle, result: result,
-                        answer: record?.response ?? Self.answer(payload, fragmentCount: fragmentCount, result: returned),
+                        answer: record?.response
+                            ?? Self.answer(payload, fragmentCount: fragmentCount, result: returned),
                         completion: completion)
                 }
                 return nil

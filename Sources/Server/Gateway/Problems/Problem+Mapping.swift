@@ -127,7 +127,8 @@ extension Problem {
         case .unknownMethod:
             self.init(.unknownMethod, detail: detail)
         case .methodRejected(let method, let reason):
-            self.init(.methodRejected, detail: detail, extensions: ["method": .string(method), "reason": .string(reason)])
+            self.init(
+                .methodRejected, detail: detail, extensions: ["method": .string(method), "reason": .string(reason)])
         case .methodFailed(let method, _):
             self.init(.methodFailed, detail: detail, extensions: ["method": .string(method)])
         }
