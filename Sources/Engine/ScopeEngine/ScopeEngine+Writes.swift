@@ -311,6 +311,8 @@ extension ScopeEngine {
             return .success(try method.handler(call))
         } catch let refusal as MethodRejection {
             return .failure(.methodRejected(method: method.name, reason: refusal.reason))
+        } catch is PlanOutdated {
+            return .failure(.methodOutdated(method: method.name, attempts: 1))
         } catch {
             return .failure(.methodFailed(method: method.name, detail: "\(error)"))
         }

@@ -65,8 +65,13 @@ public enum ScopeError: Error, Sendable {
     case unknownMethod(String)
     /// The method refused the call (``MethodRejection``): nothing was applied.
     case methodRejected(method: String, reason: String)
-    /// The method failed otherwise (it threw another error): nothing was applied.
+    /// The method failed otherwise (it threw another error, or its service answered wrongly):
+    /// nothing was applied.
     case methodFailed(method: String, detail: String)
+    /// The method's service did not answer within its timeout: nothing was applied.
+    case methodTimedOut(method: String, seconds: Double)
+    /// The scope moved on every time the method was planned: nothing was applied; retry.
+    case methodOutdated(method: String, attempts: Int)
 
     /// A sentence a person can act on.
     public var detail: String {
@@ -116,6 +121,10 @@ public enum ScopeError: Error, Sendable {
         case .unknownMethod(let name): "the server has no method '\(name.prefix(140))'"
         case .methodRejected(let method, let reason): "method '\(method)' refused the call: \(reason)"
         case .methodFailed(let method, let detail): "method '\(method)' failed: \(detail); nothing was applied"
+        case .methodTimedOut(let method, let seconds):
+            "method '\(method)' did not answer within \(seconds) s (--method-timeout); nothing was applied"
+        case .methodOutdated(let method, let attempts):
+            "scope kept changing while method '\(method)' was planned (\(attempts) attempts); nothing was applied, retry"
         }
     }
 

@@ -37,10 +37,13 @@ public struct Gateway: Sendable {
     /// The server methods by name (`POST …/methods/{method}`): the ones given, and with the demo
     /// schema its own (``DemoMethods``) unless one of the same name was given.
     public let methods: [String: ScopeMethod]
+    /// The methods served over HTTP (`--method NAME=URL`), by name; a Swift method of the same
+    /// name wins.
+    public let methodHooks: [String: HTTPMethodHook]
 
     public init(
         engine: ScopeEngine, access: AccessControl = .open(), metrics: GatewayMetrics = GatewayMetrics(),
-        retryMilliseconds: Int = 2000, methods: [ScopeMethod] = []
+        retryMilliseconds: Int = 2000, methods: [ScopeMethod] = [], methodHooks: [HTTPMethodHook] = []
     ) {
         self.engine = engine
         self.access = access
@@ -51,6 +54,9 @@ public struct Gateway: Sendable {
         var byName: [String: ScopeMethod] = [:]
         for method in (servesDemo ? DemoMethods.all : []) + methods { byName[method.name] = method }
         self.methods = byName
+        var hooks: [String: HTTPMethodHook] = [:]
+        for hook in methodHooks where byName[hook.name] == nil { hooks[hook.name] = hook }
+        self.methodHooks = hooks
     }
 
     /// Fits an engine configuration to this HTTP face: subscribers are event streams delivered on

@@ -46,6 +46,19 @@ public final class GatewayMetrics: ScopeEngineObserver {
         let reason: String
     }
     private let requestInstruments = Mutex<[RequestKey: RequestInstruments]>([:])
+    /// Counters and timers of server methods, made at their first call (only registered methods
+    /// reach them, so the labels stay few).
+    private let methodInstruments = Mutex(MethodInstruments())
+
+    private struct MethodKey: Hashable {
+        let method: String
+        let outcome: String
+    }
+
+    private struct MethodInstruments {
+        var counters: [MethodKey: CoreMetrics.Counter] = [:]
+        var timers: [String: CoreMetrics.Timer] = [:]
+    }
 
     private struct RequestKey: Hashable {
         let route: String
@@ -150,6 +163,40 @@ public final class GatewayMetrics: ScopeEngineObserver {
     public func recordRequest(_ entry: AccessLogEntry) {
         recordRequest(route: entry.route ?? "other", status: entry.status, duration: entry.duration)
         if let reason = entry.rejection { recordRejection(status: entry.status, reason: reason) }
+    }
+
+    /// One call of a server method: `jetstream_method_calls_total{method, outcome}` (outcome
+    /// `applied`, `replayed`, `rejected`, `failed`, `timeout`, `outdated` or `refused`) and
+    /// `jetstream_method_duration_seconds{method}` (the request's time in the engine, a service's
+    /// call included).
+    func recordMethodCall(_ method: String, outcome: SubmitOutcome, duration: Duration) {
+        let kind: String
+        switch outcome {
+        case .accepted: kind = "applied"
+        case .replayed: kind = "replayed"
+        case .rejected(.methodRejected): kind = "rejected"
+        case .rejected(.methodFailed): kind = "failed"
+        case .rejected(.methodTimedOut): kind = "timeout"
+        case .rejected(.methodOutdated): kind = "outdated"
+        case .rejected: kind = "refused"
+        }
+        let (counter, timer) = methodInstruments.withLock { instruments in
+            let key = MethodKey(method: String(method.prefix(128)), outcome: kind)
+            let counter =
+                instruments.counters[key]
+                ?? CoreMetrics.Counter(
+                    label: "jetstream_method_calls_total", dimensions: [("method", key.method), ("outcome", kind)],
+                    factory: factory)
+            instruments.counters[key] = counter
+            let timer =
+                instruments.timers[key.method]
+                ?? CoreMetrics.Timer(
+                    label: "jetstream_method_duration_seconds", dimensions: [("method", key.method)], factory: factory)
+            instruments.timers[key.method] = timer
+            return (counter, timer)
+        }
+        counter.increment()
+        timer.recordNanoseconds(Int64(duration / .nanoseconds(1)))
     }
 
     /// Counts a request answered before routing: `jetstream_http_rejected_total{status, reason}`.

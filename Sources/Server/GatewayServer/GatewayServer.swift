@@ -119,7 +119,7 @@ public final class GatewayServer: Sendable {
         logger.log(level: policy.auth.isEnabled ? .info : .warning, "\(access.summary)")
         gateway = Gateway(
             engine: engine, access: access, metrics: metrics, retryMilliseconds: configuration.retryMilliseconds,
-            methods: configuration.methods)
+            methods: configuration.methods, methodHooks: configuration.methodHooks)
         var router = Router()
         gateway.addRoutes(to: &router)
         http = HTTPServer(

@@ -17,6 +17,8 @@ public struct GatewayServerConfiguration: Sendable {
     /// Server methods (`POST /v1/scopes/{name}/methods/{method}`, docs/methods.md), registered with
     /// ``method(_:_:)``. With the built-in demo schema its `arrange` is there too.
     public var methods: [ScopeMethod] = []
+    /// Server methods served by services over HTTP (`--method NAME=URL`, docs/methods.md).
+    public var methodHooks: [HTTPMethodHook] = []
     /// Address to listen on (`::` for all IPv6 and IPv4 addresses).
     public var host = "127.0.0.1"
     /// TCP port; 0 picks a free one.

@@ -19,6 +19,7 @@ extension ServeCommand {
             ("min-body-rate", minBodyRate), ("max-connections", effectiveMaxConnections),
             ("max-buffered-body-bytes", maxBufferedBodyBytes), ("max-unsent-bytes", maxUnsentBytes),
             ("max-pending-bytes", maxPendingBytes), ("grace-period", gracePeriod), ("drain-delay", drainDelay),
+            ("methods", methods.joined(separator: ",")), ("method-timeout", methodTimeout),
             ("idempotency-ttl", idempotencyTTL), ("access-log", accessLog), ("log-format", logFormat),
             ("log-level", logLevel),
         ]

@@ -118,6 +118,12 @@ struct ServeCommand: AsyncParsableCommand {
             "Seconds between readiness turning false (streams closed) and the listener closing on SIGTERM. [JETSTREAM_DRAIN_DELAY]"
     )
     var drainDelay = EnvironmentDefault.value("JETSTREAM_DRAIN_DELAY", 0.0)
+    @Option(
+        name: .customLong("method"),
+        help: "A server method served over HTTP, NAME=URL (docs/methods.md); repeatable. [JETSTREAM_METHODS]")
+    var methods: [String] = EnvironmentDefault.list("JETSTREAM_METHODS")
+    @Option(help: "Seconds a method's service may take to answer (then 504). [JETSTREAM_METHOD_TIMEOUT]")
+    var methodTimeout = EnvironmentDefault.value("JETSTREAM_METHOD_TIMEOUT", 5.0)
     @Option(help: "Seconds an Idempotency-Key and its outcome are kept. [JETSTREAM_IDEMPOTENCY_TTL]")
     var idempotencyTTL = EnvironmentDefault.value("JETSTREAM_IDEMPOTENCY_TTL", 604_800.0)
     @Flag(inversion: .prefixedNo, help: "One log line per request (label jetstream.access). [JETSTREAM_ACCESS_LOG]")
@@ -154,7 +160,25 @@ struct ServeCommand: AsyncParsableCommand {
                 "--database-timeout (\(databaseTimeout) s) must be more than --database-poll-interval (\(databasePollInterval) s): the poll is what proves the link alive"
             )
         }
+        guard methodTimeout > 0, methodTimeout <= 3600 else {
+            throw ValidationError("--method-timeout must be more than 0 and at most 3600 seconds")
+        }
+        _ = try methodHooks()
         try validateConfigFile()
+    }
+
+    /// The `--method NAME=URL` services.
+    func methodHooks() throws -> [HTTPMethodHook] {
+        let timeout = Duration.milliseconds(Int64((methodTimeout * 1000).rounded()))
+        var hooks: [HTTPMethodHook] = []
+        for argument in methods {
+            do {
+                hooks.append(try HTTPMethodHook(argument: argument, timeout: timeout))
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
+        return hooks
     }
 
     func run() async throws {
@@ -197,6 +221,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.gracePeriod = .seconds(gracePeriod)
         configuration.drainDelay = .seconds(drainDelay)
         configuration.accessLog = accessLog
+        configuration.methodHooks = try methodHooks()
         do {
             configuration.access = try accessOptions.policy()
         } catch {

@@ -131,6 +131,10 @@ extension Problem {
                 .methodRejected, detail: detail, extensions: ["method": .string(method), "reason": .string(reason)])
         case .methodFailed(let method, _):
             self.init(.methodFailed, detail: detail, extensions: ["method": .string(method)])
+        case .methodTimedOut(let method, _):
+            self.init(.methodTimeout, detail: detail, extensions: ["method": .string(method)])
+        case .methodOutdated(let method, _):
+            self.init(.serverBusy, detail: detail, extensions: ["method": .string(method)], headers: [.retryAfter: "1"])
         }
     }
 }

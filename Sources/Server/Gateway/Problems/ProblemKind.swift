@@ -25,6 +25,7 @@ public enum ProblemKind: String, Sendable, CaseIterable {
     case unknownMethod = "unknown-method"
     case methodRejected = "method-rejected"
     case methodFailed = "method-failed"
+    case methodTimeout = "method-timeout"
     case tooManyMembers = "too-many-members"
     case payloadTooLarge = "payload-too-large"
     case unsupportedMediaType = "unsupported-media-type"
@@ -68,6 +69,7 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .unknownMethod: .notFound
         case .methodRejected: .unprocessableContent
         case .methodFailed: .badGateway
+        case .methodTimeout: .gatewayTimeout
         case .payloadTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .notAcceptable: .notAcceptable
@@ -105,6 +107,7 @@ public enum ProblemKind: String, Sendable, CaseIterable {
         case .unknownMethod: "No such method"
         case .methodRejected: "The method refused the call"
         case .methodFailed: "The method failed"
+        case .methodTimeout: "The method did not answer in time"
         case .tooManyMembers: "The scope's presence is full"
         case .payloadTooLarge: "The body is too large"
         case .unsupportedMediaType: "Unsupported media type"

@@ -13,6 +13,7 @@ extension Gateway {
         let engine = self.engine
         let metrics = self.metrics
         let methods = self.methods
+        let hooks = self.methodHooks
 
         router.post(
             "/v1/scopes/{name}/methods/{method}",
@@ -23,7 +24,7 @@ extension Gateway {
             return Self.answerAsync(context) { () async throws(Problem) in
                 let handle = try await Self.currentHandle(context, engine)
                 let name = context.parameters["method"] ?? ""
-                guard let method = methods[name] else { throw Problem(ScopeError.unknownMethod(name)) }
+                guard methods[name] != nil || hooks[name] != nil else { throw Problem(ScopeError.unknownMethod(name)) }
                 let ifMatch = try Self.ifMatch(of: request)
                 let body = request.body.isEmpty ? JSONObject() : try Self.jsonObjectBody(request)
                 if let unknown = body.keys.first(where: { $0 != "args" }) {
@@ -34,9 +35,22 @@ extension Gateway {
                 }
                 let subject = context.values[AccessGrant.self]?.subject
                 let idempotency = try IdempotencyRequest.key(of: request, subject: subject)
-                engine.call(
-                    method, args: body["args"] ?? .null, on: handle, ifMatch: ifMatch, idempotency: idempotency,
-                    origin: ChangeOrigin(subject: subject), completion: answer)
+                let started = ContinuousClock.now
+                let recorded: @Sendable (SubmitOutcome) -> Void = { outcome in
+                    metrics.recordMethodCall(name, outcome: outcome, duration: ContinuousClock.now - started)
+                    answer(outcome)
+                }
+                let args = body["args"] ?? .null
+                let origin = ChangeOrigin(subject: subject)
+                if let method = methods[name] {
+                    engine.call(
+                        method, args: args, on: handle, ifMatch: ifMatch, idempotency: idempotency, origin: origin,
+                        completion: recorded)
+                } else if let hook = hooks[name] {
+                    engine.call(
+                        name, planning: { call in await hook.plan(call) }, args: args, on: handle, ifMatch: ifMatch,
+                        idempotency: idempotency, origin: origin, completion: recorded)
+                }
                 return .deferred
             }
         }
