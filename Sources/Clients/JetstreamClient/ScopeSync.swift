@@ -88,7 +88,7 @@ public final class ScopeSync: @unchecked Sendable {
     /// - Throws: ``ClientError/storage(_:)`` when a write failed (the disk is full, say);
     ///   `.invalidState` when the client has no storage.
     public func saved(isolation: isolated (any Actor) = #isolation) async throws(ClientError) {
-        try await replica.saved()
+        try await replica.saved(isolation: replica.actor)
     }
 
     /// What was wrong with the scope's stored copy when it was opened (a damaged file, moved aside;

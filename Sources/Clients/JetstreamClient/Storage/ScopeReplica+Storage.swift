@@ -56,8 +56,9 @@ extension ScopeReplica {
         storage?.write(storedCopy)
     }
 
-    /// ``ScopeSync/saved(isolation:)``: local writes not yet delivered are recorded first.
-    func saved() async throws(ClientError) {
+    /// ``ScopeSync/saved(isolation:)``: local writes not yet delivered are recorded first. On the
+    /// replica's actor, like every member: the flush runs the scope's change recorder.
+    func saved(isolation: isolated any Actor = #isolation) async throws(ClientError) {
         guard let storage else {
             throw ClientError.invalidState(
                 "scope \(name) is not stored: the client was made without storage (Client(url:storage: .directory(…)))")
