@@ -17,9 +17,14 @@ extension ScopeReplica {
     }
 
     private func send(_ set: PendingChangeSet, isolation: isolated any Actor = #isolation) async {
-        let body: JSONValue = ["fragments": .array(set.fragments.map(\.jsonValue))]
-        let path = "/v1/scopes/\(Client.escaped(scope.name))/changesets"
+        var body: JSONValue = ["fragments": .array(set.fragments.map(\.jsonValue))]
+        var path = "/v1/scopes/\(Client.escaped(scope.name))/changesets"
+        if let method = set.method {
+            body = ["args": method.args]
+            path = "/v1/scopes/\(Client.escaped(scope.name))/methods/\(Client.escaped(method.name))"
+        }
         var answer: SendRetry.Answer = .networkError
+        var methodFailureStatus: Int?
         var answerBody: [UInt8] = []
         var acceptedVersion: Int?
         // A 401 is the send policy's to judge (a new token, then the same set at once), not
@@ -34,23 +39,45 @@ extension ScopeReplica {
             acceptedVersion = reply.version
         }
         if isStopped { return }
+        if set.method != nil, case .status(let status, _) = answer, status == 502 || status == 504 {
+            // The method (or its service) failed: final for this call, not retried behind the queue.
+            answer = .status(422, retryAfter: nil)
+            methodFailureStatus = status
+        }
         switch sendRetry.answered(answer) {
         case .next:
             // The ETag names the version (`"42"`); the body is read only when a proxy dropped it.
             let version =
                 acceptedVersion
                 ?? (try? JSONParser.parse(answerBody))?["version"]?.number?.int64Value.map { Int($0) }
+            if let method = set.method {
+                let answered = Self.methodAnswer(method.name, body: answerBody, version: version)
+                settleCall(set.key, .answered(answered))
+                if !answered.changed {
+                    // Nothing changed on the server: the stub's edits leave, no version to wait for.
+                    scope.flush()
+                    show(engine.rejected(key: set.key))
+                    storeFinished(key: set.key)
+                    return
+                }
+            }
             if let version {
                 undoHistory.accepted(version)
                 storeAccepted(key: set.key, version: version)
             }
             show(engine.accepted(key: set.key, version: version ?? Int.max))
         case .rejected:
-            guard case .status(let status, _) = answer else { return }
+            guard case .status(var status, _) = answer else { return }
+            status = methodFailureStatus ?? status
             scope.flush()
             show(engine.rejected(key: set.key))
             storeFinished(key: set.key)
-            report(Rejection(status: status, body: answerBody, key: set.key, fragments: set.fragments))
+            let rejection = Rejection(status: status, body: answerBody, key: set.key, fragments: set.fragments)
+            report(rejection)
+            if set.method != nil {
+                settleCall(
+                    set.key, .failed(.refused(status: status, detail: rejection.detail ?? rejection.reasons.joined())))
+            }
         case .resendWithNewToken:
             // The request asks the token provider for every send.
             engine.retry(key: set.key)

@@ -122,7 +122,7 @@ extension ScopeReplica {
         return answer.version ?? json?["version"]?.number?.int64Value.map { Int($0) }
     }
 
-    private var stoppedError: ClientError {
+    var stoppedError: ClientError {
         ClientError.invalidState("the sync of scope \(scope.name) was stopped")
     }
 }

@@ -54,6 +54,11 @@ final class ScopeReplica: @unchecked Sendable {
     /// The `ETag` of the server's schema the sync has, sent as `If-None-Match` when it reads it again.
     var schemaTag: String?
 
+    /// While a call's stub runs: the method its recorded edits belong to, and the key they got.
+    var stubMethod: PendingMethod?
+    var stubKey: String?
+    /// Calls waiting for the server's answer, by key.
+    var callWaiters: [String: CheckedContinuation<MethodOutcome, Never>] = [:]
     /// The observers' actor's time per stream event (for the benchmark).
     var eventTiming = EventTiming()
     /// The scope's stored copy, when the client has storage (``ClientStorage``).
@@ -143,6 +148,7 @@ final class ScopeReplica: @unchecked Sendable {
         wakePresence.finish()
         for task in tasks { task.cancel() }
         wakeAnswerWaiters()
+        failCalls()
         settlePresenceWaiters(upTo: .max, .failure(ClientError.invalidState("the sync of scope \(scope.name) stopped")))
         if !roster.members.isEmpty {
             roster.clear()
@@ -191,8 +197,14 @@ final class ScopeReplica: @unchecked Sendable {
     /// it — is reverted and reported.
     private func localChange(_ recorded: RecordedChangeSet) {
         guard !isStopped else { return }
-        switch engine.local(recorded.fragments, created: Self.now()) {
+        // A stub's edits are its call's entry, not a change set of their own.
+        let method = stubMethod
+        switch engine.local(recorded.fragments, created: Self.now(), method: method) {
         case .success(let key):
+            if method != nil {
+                stubMethod = nil
+                stubKey = key
+            }
             storeAdded(key: key)
             scope.adoptState(engine.view)
             wakeSender.yield()

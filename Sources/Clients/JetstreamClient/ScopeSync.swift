@@ -126,6 +126,36 @@ public final class ScopeSync: @unchecked Sendable {
         await replica.release(owner, isolation: replica.actor)
     }
 
+    // MARK: - Server methods
+
+    /// Calls the server method `method` (`POST …/methods/{method}`, docs/methods.md) with `args`,
+    /// after every local change made before it, and returns the server's answer.
+    ///
+    /// `stub` (optional) runs at once on the scope, on this actor: its edits show immediately, as
+    /// local changes do (latency compensation), but they are the call's, not a change set of their
+    /// own. They are replaced by the server's change set when its echo arrives (or removed when the
+    /// method changed nothing), and rolled back on a refusal, which also reaches ``onRejected(_:)``.
+    /// The call goes with a fixed `Idempotency-Key`, resent unchanged after a network error or a
+    /// `5xx` like a change set; with storage it survives a restart as a pending entry.
+    ///
+    /// ```swift
+    /// let answer = try await sync.call("arrange", args: ["columns": 3]) { scope in
+    ///     for (index, shape) in canvas.shapes.enumerated() { shape.x = Float(20 + index % 3 * 120) }
+    /// }
+    /// answer.result   // {"moved": 4, "columns": 3}
+    /// ```
+    ///
+    /// - Throws: ``ClientError/refused(status:detail:)`` for a refusal (`404 unknown-method`,
+    ///   `422 method-rejected` or `invalid-change-set`, `502 method-failed`, `504 method-timeout`),
+    ///   `.invalidState` when the sync stopped.
+    @discardableResult
+    public func call(
+        _ method: String, args: JSONValue = .null, isolation: isolated (any Actor) = #isolation,
+        stub: ((Scope) -> Void)? = nil
+    ) async throws(ClientError) -> MethodAnswer {
+        try await replica.call(method, args: args, stub: stub)
+    }
+
     // MARK: - Undo and restore
 
     /// How many of this client's own accepted change sets ``undo(isolation:)`` may still try.

@@ -19,6 +19,16 @@ struct PendingChangeSet: Sendable {
     /// again after the server's idempotency window is decided from the server's log, never
     /// applied twice. Nil when the caller gave no time (the engine itself reads no clock).
     var created: String? = nil
+    /// A server method's call (``ScopeSync/call(_:args:isolation:stub:)``): sent to
+    /// `POST …/methods/{name}` with `args`; `fragments` are then its stub's edits, shown until the
+    /// server's change set replaces them. Nil for a change set.
+    var method: PendingMethod? = nil
+}
+
+/// The method a pending entry calls, and its arguments.
+struct PendingMethod: Sendable, Equatable {
+    let name: String
+    let args: JSONValue
 }
 
 /// What the typed scope has to do so that it shows the engine's view.
@@ -93,14 +103,25 @@ struct SyncEngine: Sendable {
     /// L1: a local change set, checked against the view. On success the view includes it
     /// (the typed scope already shows it) and it is queued under a new key; otherwise the replies
     /// say why, and nothing changed.
-    mutating func local(_ fragments: [SyncFragment], created: String? = nil) -> Result<String, LocalRejection> {
+    mutating func local(
+        _ fragments: [SyncFragment], created: String? = nil, method: PendingMethod? = nil
+    ) -> Result<String, LocalRejection> {
+        if fragments.isEmpty, let method {
+            // A method called without a stub (or one that changed nothing): nothing to show.
+            sequence += 1
+            let key = "\(clientID):\(sequence)"
+            pending.append(
+                PendingChangeSet(key: key, fragments: [], status: .queued, created: created, method: method))
+            return .success(key)
+        }
         switch view.applying(fragments, schema: schema, limits: .unlimited) {
         case .rejected(let replies):
             return .failure(LocalRejection(replies: replies))
         case .accepted(let applied):
             sequence += 1
             let key = "\(clientID):\(sequence)"
-            pending.append(PendingChangeSet(key: key, fragments: fragments, status: .queued, created: created))
+            pending.append(
+                PendingChangeSet(key: key, fragments: fragments, status: .queued, created: created, method: method))
             view = applied.state.withVersion(confirmed.version)
             pendingTouched.formUnion(Self.touched(by: applied))
             return .success(key)
@@ -234,7 +255,7 @@ struct SyncEngine: Sendable {
         let previous = view
         var next = confirmed
         var nowTouched: Set<UUID> = []
-        for set in pending {
+        for set in pending where !set.fragments.isEmpty {
             if case .accepted(let applied) = next.applying(set.fragments, schema: schema, limits: .unlimited) {
                 next = applied.state
                 nowTouched.formUnion(Self.touched(by: applied))

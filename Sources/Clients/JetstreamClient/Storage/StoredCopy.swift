@@ -106,6 +106,7 @@ extension PendingChangeSet {
             "created": created.map(JSONValue.string) ?? .null,
         ]
         if case .accepted(let version) = status { object["accepted"] = .number(JSONNumber(version)) }
+        if let method { object["method"] = ["name": .string(method.name), "args": method.args] }
         return .object(object)
     }
 
@@ -123,5 +124,8 @@ extension PendingChangeSet {
         self.key = key
         created = json["created"]?.string
         status = json["accepted"]?.number?.int64Value.map { .accepted(version: Int($0)) } ?? .queued
+        if let name = json["method"]?["name"]?.string {
+            method = PendingMethod(name: name, args: json["method"]?["args"] ?? .null)
+        }
     }
 }
