@@ -62,6 +62,8 @@ struct SyncEngine: Sendable {
     private var sequence = 0
     /// UUIDs the pending sets changed in the current view: a rebase may change them back.
     private var pendingTouched: Set<UUID> = []
+    /// Keys of pending sets the view does not show (they no longer apply over the confirmed state).
+    private var hiddenKeys: Set<String> = []
 
     init(state: ScopeState, schema: Schema, clientID: String) {
         self.schema = schema
@@ -218,6 +220,22 @@ struct SyncEngine: Sendable {
             view = confirmed
             return .applied(.fragments(fragments))
         }
+        if let first = pending.first, first.key == idempotencyKey, first.method == nil,
+            !hiddenKeys.contains(first.key),
+            !pending.dropFirst().contains(where: { set in
+                if case .accepted(let acceptedVersion) = set.status { return acceptedVersion <= version }
+                return false
+            })
+        {
+            // The echo of the oldest pending set, which the view already shows applied on the
+            // confirmed state the event followed: the model applies the server's normalised form of
+            // the same set to the same state, so the confirmed state now is what the view was built
+            // on plus that set, and the view stays as it is. A long queue confirmed in order (a
+            // replay after going offline) costs one step per event, not a rebuild of the queue.
+            pending.removeFirst()
+            view = view.withVersion(confirmed.version)
+            return .applied(.none)
+        }
         pending.removeAll { set in
             if set.key == idempotencyKey { return true }
             if case .accepted(let acceptedVersion) = set.status { return acceptedVersion <= version }
@@ -255,10 +273,13 @@ struct SyncEngine: Sendable {
         let previous = view
         var next = confirmed
         var nowTouched: Set<UUID> = []
+        hiddenKeys = []
         for set in pending where !set.fragments.isEmpty {
             if case .accepted(let applied) = next.applying(set.fragments, schema: schema, limits: .unlimited) {
                 next = applied.state
                 nowTouched.formUnion(Self.touched(by: applied))
+            } else {
+                hiddenKeys.insert(set.key)
             }
         }
         view = next.withVersion(confirmed.version)
