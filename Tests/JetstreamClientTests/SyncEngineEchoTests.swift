@@ -60,8 +60,9 @@ struct SyncEngineEchoTests {
             var echo = echoes[index]
             // The whole array the server sends is its own: s2 is gone there.
             echo[1] = F.shapes(F.list(F.order(engine.confirmed) + [F.uuid(100 + index)]))
-            guard case .applied(let update) = engine.event(
-                version: index + 2, fragments: echo, removed: [], idempotencyKey: key)
+            guard
+                case .applied(let update) = engine.event(
+                    version: index + 2, fragments: echo, removed: [], idempotencyKey: key)
             else { throw HarnessError("echo \(index) was not applied") }
             #expect(F.fragments(update).isEmpty, "echo \(index) changed the view")
             #expect(F.content(engine.view) == before)
