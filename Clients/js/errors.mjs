@@ -38,13 +38,14 @@ export class FragmentError extends Error {
 }
 
 /**
- * A change set the server (or, for obviously bad input, the client itself) refused. Its effect
- * has already been taken out of the view when the application sees it.
+ * A change set the server (or, for obviously bad input, the client itself) refused, or a server
+ * method call it refused (`method` names it; `fragments` are its stub's edits). Its effect has
+ * already been taken out of the view when the application sees it.
  */
 export class Rejection extends Error {
-  constructor({ status, problem, fragments, key, local = false }) {
+  constructor({ status, problem, fragments, key, local = false, method }) {
     const detail = problem?.detail ?? problem?.title ?? `HTTP ${status}`;
-    super(`change set refused (${status}${local ? ", checked locally" : ""}): ${detail}`);
+    super(`${method === undefined ? "change set" : `call of method ${method}`} refused (${status}${local ? ", checked locally" : ""}): ${detail}`);
     this.name = "Rejection";
     this.status = status;
     this.problem = problem ?? null;
@@ -53,6 +54,8 @@ export class Rejection extends Error {
     this.fragments = fragments;
     this.idempotencyKey = key;
     this.local = local;
+    /** The server method whose call this refuses; undefined for a change set. */
+    this.method = method;
   }
   /** Every reason in one line per failing fragment: "x: -1 is below min 0.0". */
   get reasons() {
@@ -64,7 +67,8 @@ export class Rejection extends Error {
       }
     });
     for (const error of this.problem?.errors ?? []) lines.push(`${error.path}: ${error.message ?? error.type}`);
-    if (lines.length === 0) lines.push(this.problem?.detail ?? this.message);
+    // A method's refusal says why in `reason` (422 method-rejected).
+    if (lines.length === 0) lines.push(this.problem?.reason ?? this.problem?.detail ?? this.message);
     return lines;
   }
 }

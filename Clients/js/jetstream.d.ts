@@ -88,7 +88,10 @@ export class Rejection extends Error {
   readonly fragments: Fragment[];
   readonly idempotencyKey: string | undefined;
   readonly local: boolean;
-  /** One readable line per failing fragment, e.g. "width: -5 is below min 0". */
+  /** The server method whose call this refuses (`scope.call`); undefined for a change set. */
+  readonly method: string | undefined;
+  /** One readable line per failing fragment, e.g. "width: -5 is below min 0"; for a method's
+   *  refusal, its reason. */
   readonly reasons: string[];
 }
 
@@ -211,6 +214,40 @@ export interface ChangeSetAnswer {
   [member: string]: unknown;
 }
 
+/** JSON, as a method's `args` and `result`. */
+export type JSONValue = string | number | boolean | null | JSONValue[] | { [member: string]: JSONValue };
+
+/** A server method's answer (`scope.call`): its change set's answer plus `method` and `result`.
+ *  A method that changed nothing answers the current version with empty `fragments`. */
+export interface MethodAnswer<Result = JSONValue> extends ChangeSetAnswer {
+  method: string;
+  result: Result;
+  at?: string;
+  subject?: string | null;
+}
+
+/** What a method call's stub edits: a draft of the view. Each edit is checked against the schema
+ *  and applied to the draft at once (`get` sees it; an invalid one throws a local `Rejection`);
+ *  usable only while the stub runs. */
+export interface StubView {
+  readonly rootUUID: string;
+  /** The server version the view is based on. */
+  readonly version: number;
+  get(uuid: string): ModelObject | undefined;
+  snapshot(): StateJSON;
+  set(uuid: string, properties: Record<string, Value | CollectionOperation>): void;
+  /** Returns the new object's UUID. */
+  add(clsName: string, properties?: Record<string, Value>, options?: AddOptions): string;
+  remove(uuid: string): void;
+  change(fragments: Fragment[]): void;
+}
+
+export interface CallOptions {
+  /** Runs at once on a draft of the view: its edits show until the server's change set replaces
+   *  them (its answer or its echo), and go when the server refuses the call. Synchronous. */
+  stub?: (view: StubView) => void;
+}
+
 /** One retained change set, as history pages and `changeset` events carry it. */
 export interface ChangeSetRecord {
   version: number;
@@ -225,6 +262,8 @@ export interface ChangeSetRecord {
   restoredFrom?: number;
   /** Set on a revert: the version it reverted. */
   revertOf?: number;
+  /** Set on a change set a server method made: its name. */
+  method?: string;
 }
 
 /** A page of `history()`: the scope's current version and the change sets of the page. */
@@ -265,6 +304,9 @@ export class Scope {
   add(clsName: string, properties?: Record<string, Value>, options?: AddOptions): string;
   set(uuid: string, properties: Record<string, Value | CollectionOperation>): Promise<{ version: number }>;
   remove(uuid: string): Promise<{ version: number }>;
+  /** Calls a server method (docs/methods.md) in order with the local changes; rejects with a
+   *  `Rejection` (`method` set) when the server refuses it. */
+  call<Result = JSONValue>(method: string, args?: JSONValue, options?: CallOptions): Promise<MethodAnswer<Result>>;
   /** How many own accepted change sets `undo()` may still try. */
   readonly undoableCount: number;
   /** Reverts this client's most recent own change set that can still be reverted; null: nothing left. */
@@ -326,6 +368,10 @@ export interface PendingSet {
   version: number | undefined;
   /** When it was made (ISO 8601), sent as Idempotency-Key-Created with every attempt. */
   created?: string;
+  /** "method": a server method call (`fragments`: its stub's edits, then the server's); absent: a change set. */
+  kind?: "method";
+  method?: string;
+  args?: JSONValue;
 }
 
 export class SyncCore {
@@ -336,9 +382,11 @@ export class SyncCore {
   readonly view: ScopeState;
   readonly pending: PendingSet[];
   /** Pending sets kept from an earlier page, before `load`/`reset`; keys unchanged. */
-  restorePending(sets: Array<Pick<PendingSet, "key" | "fragments" | "status" | "version" | "created">>, sequence?: number): void;
+  restorePending(sets: Array<Pick<PendingSet, "key" | "fragments" | "status" | "version" | "created" | "kind" | "method" | "args">>, sequence?: number): void;
   load(state: object): Notification;
-  local(fragments: Fragment[]): { set: PendingSet; notification: Notification };
+  local(fragments: Fragment[], call?: { method: string; args: JSONValue }): { set: PendingSet; notification: Notification };
+  /** A method call answered 200: the server's change set replaces its stub's edits. */
+  callAnswered(set: PendingSet, answer: { version: number; fragments: NotifiedFragment[]; removed?: string[] }): Notification | null;
   nextToSend(): PendingSet | undefined;
   accepted(set: PendingSet, version: number): Notification | null;
   rejected(set: PendingSet): Notification | null;

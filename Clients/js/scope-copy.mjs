@@ -2,7 +2,9 @@
 //
 // Owns: `ScopeCopy`, one per scope and connection (connection.mjs), however many `Scope` handles
 // (scope.mjs) share it: loading the schema and the state (creating the scope when asked), sending
-// pending change sets one at a time with their keys (docs/sync-protocol.md, L2, R6), its status
+// pending change sets one at a time with their keys (docs/sync-protocol.md, L2, R6) — server
+// method calls among them, in order (`call`: a stub's edits shown until the server's change set
+// replaces them; `StubView`, what a stub edits; docs/methods.md) — its status
 // and notifications, this scope's events from the shared stream (shared-stream.mjs; R1, R2, R7),
 // and its end. Its presence (presence.mjs) and its past (scope-past.mjs) are its parts. What to do
 // after a POST is answered is decided by `SendRetryPolicy` (connection-state.mjs); the view is
@@ -12,7 +14,7 @@
 
 import { JetstreamError, Rejection, problemOf } from "./errors.mjs";
 import { Schema, randomUUID, wireUUID } from "./schema.mjs";
-import { cloneProperties } from "./state.mjs";
+import { applyChangeSet, cloneProperties } from "./state.mjs";
 import { SyncCore } from "./sync-core.mjs";
 import { backoffDelay, pause } from "./backoff.mjs";
 import { SendRetryPolicy, StreamEnd } from "./connection-state.mjs";
@@ -38,6 +40,8 @@ export class ScopeCopy {
     this.abort = new AbortController();
     this.sending = new SendRetryPolicy();
     this.waiters = new Map();
+    /** Method calls whose echo came while their answer was lost: asked again (same key) first. */
+    this.unanswered = [];
     this.wake = null;
     /** Undo, restore, states at a version, history pages (docs/js-client.md, "Undo and the past"). */
     this.past = new ScopePast(this, options.undoLimit ?? 100);
@@ -74,44 +78,64 @@ export class ScopeCopy {
     }
   }
 
-  add(clsName, properties = {}, { parent = this.rootUUID, key, before = null, uuid = randomUUID() } = {}) {
-    const parentObject = this.core.view.get(parent);
-    if (!parentObject) throw new JetstreamError(`no object ${parent} to add to`);
-    const parentClass = this.core.schema.modelClass(parentObject.clsName);
-    const addedClass = this.core.schema.modelClass(clsName);
-    const property = key !== undefined ? parentClass.properties.get(key)
-      : [...parentClass.properties.values()].find((p) => p.isReference && addedClass?.isKindOf(p.referencedClass));
-    if (!property) throw new JetstreamError(`${parentObject.clsName} has no property ${key !== undefined ? `'${key}'` : `that holds a ${clsName}`}`);
-    const link = property.kind === "collection" ? { insert: [uuid], before } : uuid;
-    const promise = this.enqueue([
-      { type: "add", uuid, clsName, properties },
-      { type: "change", uuid: parent, clsName: parentObject.clsName, properties: { [property.name]: link } },
-    ]);
+  add(clsName, properties = {}, options = {}) {
+    const { uuid, fragments } = addFragments(this.core.schema, this.core.view, clsName, properties, options);
+    const promise = this.enqueue(fragments);
     promise.catch(() => {});
     return uuid;
   }
 
   set(uuid, properties) {
-    const object = this.core.view.get(wireUUID(uuid) ?? uuid);
-    if (!object) return Promise.reject(new JetstreamError(`no object ${uuid} in scope ${this.name}`));
-    return this.change([{ type: "change", uuid: object.uuid, clsName: object.clsName, properties }]);
+    try {
+      return this.change(setFragments(this.core.view, uuid, properties, this.name));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   remove(uuid) {
-    const target = wireUUID(uuid) ?? uuid;
-    const fragments = [];
-    for (const object of this.core.view.objects.values()) {
-      const properties = {};
-      for (const property of this.core.schema.modelClass(object.clsName)?.references ?? []) {
-        const value = object.properties[property.name];
-        if (Array.isArray(value) ? value.includes(target) : value === target) {
-          properties[property.name] = Array.isArray(value) ? { remove: [target] } : null;
-        }
-      }
-      if (Object.keys(properties).length > 0) fragments.push({ type: "change", uuid: object.uuid, clsName: object.clsName, properties });
+    try {
+      return this.change(removeFragments(this.core.schema, this.core.view, uuid));
+    } catch (error) {
+      return Promise.reject(error);
     }
-    if (fragments.length === 0) return Promise.reject(new JetstreamError(`no object holds ${uuid}`));
-    return this.change(fragments);
+  }
+
+  /**
+   * Calls the server method `method` with `args` (docs/methods.md), in the send queue's order:
+   * after every local change made before it, before every one made after. `stub(view)` runs now
+   * on a `StubView` of the view; its edits show at once, as the call's pending entry, until the
+   * server's change set replaces them (its answer or its echo). A stub that throws shows nothing;
+   * the call is sent all the same. Resolves the server's answer; rejects with a `Rejection`.
+   */
+  call(method, args, { stub } = {}) {
+    if (this.closed) return Promise.reject(new JetstreamError(`scope ${this.name} is closed`));
+    if (typeof method !== "string" || method === "") return Promise.reject(new JetstreamError("call(method, …): method must be a non-empty string"));
+    let body;
+    try {
+      // A copy, fixed now: a retry sends the same body with the same key.
+      body = args === undefined ? null : JSON.parse(JSON.stringify(args));
+    } catch (error) {
+      return Promise.reject(new JetstreamError(`call(${method}, …): args must be JSON: ${error?.message ?? error}`));
+    }
+    let fragments = [];
+    if (stub !== undefined) {
+      const view = new StubView(this.core.schema, this.core.view.clone(), this.name);
+      try {
+        stub(view);
+        fragments = view.fragments;
+      } catch (error) {
+        console.warn(`jetstream: the stub of ${method} threw; the call goes to the server without it:`, error);
+      } finally {
+        view.finished = true;
+      }
+    }
+    try {
+      return this.enqueue(fragments, { method, args: body });
+    } catch (error) {
+      // The stub's edits applied to a copy of this very view: only a closed scope gets here.
+      return Promise.reject(error);
+    }
   }
 
   /**
@@ -305,48 +329,93 @@ export class ScopeCopy {
 
   async sendLoop() {
     while (!this.closed) {
-      const set = this.core.nextToSend();
+      // A call whose echo came while its answer was lost is asked again first: its key replays
+      // the answer, the result its promise waits for.
+      const set = this.unanswered.shift() ?? this.core.nextToSend();
       if (!set) { await new Promise((resolve) => { this.wake = resolve; }); this.wake = null; continue; }
       set.status = "inflight";
+      const isCall = set.kind === "method";
       let response;
       try {
-        response = await this.request("POST", `/v1/scopes/${encodeURIComponent(this.name)}/changesets`,
-          { fragments: set.fragments },
+        response = await this.request("POST",
+          isCall ? `${this.scopePath()}/methods/${encodeURIComponent(set.method)}` : `${this.scopePath()}/changesets`,
+          isCall ? { args: set.args ?? null } : { fragments: set.fragments },
           { "Idempotency-Key": set.key, ...(set.created ? { "Idempotency-Key-Created": set.created } : {}) });
       } catch {
         if (this.closed) return;
       }
-      const decision = this.sending.answered(response
+      let decision = this.sending.answered(response
         ? { status: response.status, retryAfter: response.headers.get("Retry-After") ?? undefined }
         : { network: true });
+      let problem;
+      if (isCall && [409, 502, 504].includes(response?.status)) {
+        problem = await problemOf(response);
+        const type = String(problem?.type ?? "");
+        if ((response.status === 502 && type.endsWith("/method-failed")) || (response.status === 504 && type.endsWith("/method-timeout"))) {
+          // The method (or its service) failed or did not answer in time, nothing applied: a
+          // refusal, not a lost request (a 502 or 504 of a proxy, without that type, is retried).
+          this.sending.startOver();
+          decision = { action: "rejected" };
+        } else if (response.status === 409 && type.endsWith("/idempotency-key-in-flight")) {
+          // The same key is still being decided (an earlier attempt whose answer was lost): asked
+          // again after its Retry-After, as a 503 would be.
+          decision = this.sending.answered({ status: 503, retryAfter: response.headers.get("Retry-After") ?? undefined });
+        }
+      }
       if (decision.action === "next") {
         const body = await response.json().catch(() => ({}));
-        this.past.accepted(body.version);
-        this.settle(set, { version: body.version });
-        this.stored?.accepted(set, body.version);
-        this.emit(this.core.accepted(set, body.version));
+        if (isCall) {
+          this.callAnswered(set, body);
+        } else {
+          this.past.accepted(body.version);
+          this.settle(set, { version: body.version });
+          this.stored?.accepted(set, body.version);
+          this.emit(this.core.accepted(set, body.version));
+        }
         this.persistChanged();
+      } else if (decision.action === "rejected" && set.echoedAt !== undefined) {
+        // A call's answer asked again after its echo came, refused now (its key's window passed):
+        // the server took it at the echo's version, with a result this client cannot know.
+        this.past.accepted(set.echoedAt);
+        this.settle(set, { version: set.echoedAt, method: set.method, result: undefined, fragments: [], removed: [] });
       } else if (decision.action === "rejected") {
-        const problem = await problemOf(response);
-        const rejection = new Rejection({ status: response.status, problem, fragments: set.fragments, key: set.key });
+        problem ??= await problemOf(response);
+        const rejection = new Rejection({ status: response.status, problem, fragments: set.fragments, key: set.key, method: set.method });
         const notification = this.core.rejected(set);
         this.stored?.dropped(set);
         this.emit({ ...(notification ?? { version: this.version, local: false, fragments: [], removed: [] }), rejection });
         for (const listener of this.rejectionListeners) listener(rejection);
         this.settle(set, undefined, rejection);
-      } else if (set.echoedAt !== undefined) {
+      } else if (set.echoedAt !== undefined && !(isCall && this.waiters.has(set))) {
         // The answer was lost, but the set's echo came on the stream: the server took it.
         this.past.accepted(set.echoedAt);
         this.persistChanged();
         this.settle(set, { version: set.echoedAt });
       } else {
-        // resend, wait or backoff: the set goes back to the queue and is sent again with its key.
-        this.core.retry(set);
+        // resend, wait or backoff: the set goes back to the queue and is sent again with its key
+        // (a call whose echo came is asked again for its answer).
+        if (set.echoedAt !== undefined) this.unanswered.push(set); else this.core.retry(set);
         if (decision.refreshToken) await this.connection.refreshToken();
         if (decision.action === "wait") await this.sendWait(decision.seconds * 1000);
         else if (decision.action === "backoff") await this.sendWait(backoffDelay(decision.attempt - 1, this.options.backoff));
       }
     }
+  }
+
+  /**
+   * A method call answered 200: the server's change set replaces the stub's edits (none made: the
+   * stub's edits go), and the promise gets the whole answer (`version`, `method`, `result`, …).
+   */
+  callAnswered(set, body) {
+    const changed = (body.fragments?.length ?? 0) > 0 || (body.removed?.length ?? 0) > 0;
+    if (changed) {
+      this.past.accepted(body.version);
+      this.stored?.accepted(set, body.version, body.fragments);
+    } else {
+      this.stored?.dropped(set);
+    }
+    this.settle(set, body);
+    this.emit(this.core.callAnswered(set, body));
   }
 
   settle(set, value, error) {
@@ -389,6 +458,12 @@ export class ScopeCopy {
         if (echo && !this.core.pending.includes(echo)) {
           if (echo.status === "inflight") {
             echo.echoedAt = event.version;
+          } else if (echo.kind === "method" && this.waiters.has(echo)) {
+            // A call waiting to be resent: its promise waits for the answer (the result), which
+            // its key replays.
+            echo.echoedAt = event.version;
+            this.unanswered.push(echo);
+            this.kick();
           } else {
             this.past.accepted(event.version);
             this.settle(echo, { version: event.version });
@@ -474,10 +549,13 @@ export class ScopeCopy {
     return Promise.allSettled([...this.waiters.values()].map((waiter) => waiter.promise));
   }
 
-  /** Applies locally (throwing a local `Rejection`) and queues the set for sending. */
-  enqueue(fragments) {
+  /**
+   * Applies locally (throwing a local `Rejection`) and queues the set for sending; with `call`
+   * (`{method, args}`) the entry is a method call whose stub made `fragments`.
+   */
+  enqueue(fragments, call) {
     if (this.closed) throw new JetstreamError(`scope ${this.name} is closed`);
-    const { set, notification } = this.core.local(fragments);
+    const { set, notification } = this.core.local(fragments, call);
     // When the set was made goes with its key (Idempotency-Key-Created): sent again after the
     // server's idempotency window, it is decided from the server's log, never applied twice.
     set.created = new Date().toISOString();
@@ -486,8 +564,110 @@ export class ScopeCopy {
     const promise = new Promise((resolve, reject) => Object.assign(waiter, { resolve, reject }));
     waiter.promise = promise;
     this.waiters.set(set, waiter);
-    this.emit(notification);
+    // A call without a stub (or whose stub edited nothing) shows nothing until the server's set.
+    if (fragments.length > 0 || !call) this.emit(notification);
     this.kick();
     return promise;
+  }
+}
+
+// -- the fragments of `add`, `set` and `remove`, made against a state: the view's, or a stub's draft
+
+/** `add`'s fragments: the object, and its insert into `parent`'s collection (or reference). */
+function addFragments(schema, state, clsName, properties = {}, { parent = state.rootUUID, key, before = null, uuid = randomUUID() } = {}) {
+  const parentObject = state.get(parent);
+  if (!parentObject) throw new JetstreamError(`no object ${parent} to add to`);
+  const parentClass = schema.modelClass(parentObject.clsName);
+  const addedClass = schema.modelClass(clsName);
+  const property = key !== undefined ? parentClass.properties.get(key)
+    : [...parentClass.properties.values()].find((p) => p.isReference && addedClass?.isKindOf(p.referencedClass));
+  if (!property) throw new JetstreamError(`${parentObject.clsName} has no property ${key !== undefined ? `'${key}'` : `that holds a ${clsName}`}`);
+  const link = property.kind === "collection" ? { insert: [uuid], before } : uuid;
+  return {
+    uuid,
+    fragments: [
+      { type: "add", uuid, clsName, properties },
+      { type: "change", uuid: parent, clsName: parentObject.clsName, properties: { [property.name]: link } },
+    ],
+  };
+}
+
+/** `set`'s fragment: a change of one object. */
+function setFragments(state, uuid, properties, scopeName) {
+  const object = state.get(wireUUID(uuid) ?? uuid);
+  if (!object) throw new JetstreamError(`no object ${uuid} in scope ${scopeName}`);
+  return [{ type: "change", uuid: object.uuid, clsName: object.clsName, properties }];
+}
+
+/** `remove`'s fragments: the object out of every collection or reference that holds it. */
+function removeFragments(schema, state, uuid) {
+  const target = wireUUID(uuid) ?? uuid;
+  const fragments = [];
+  for (const object of state.objects.values()) {
+    const properties = {};
+    for (const property of schema.modelClass(object.clsName)?.references ?? []) {
+      const value = object.properties[property.name];
+      if (Array.isArray(value) ? value.includes(target) : value === target) {
+        properties[property.name] = Array.isArray(value) ? { remove: [target] } : null;
+      }
+    }
+    if (Object.keys(properties).length > 0) fragments.push({ type: "change", uuid: object.uuid, clsName: object.clsName, properties });
+  }
+  if (fragments.length === 0) throw new JetstreamError(`no object holds ${uuid}`);
+  return fragments;
+}
+
+/**
+ * What a method call's stub edits (`scope.call(method, args, {stub})`): a draft of the view that
+ * `set`, `add`, `remove` and `change` edit as the scope's own would — each checked against the
+ * schema and applied to the draft at once, so `get` sees it — collecting the fragments instead of
+ * sending them. Usable only while the stub runs (synchronously).
+ */
+export class StubView {
+  constructor(schema, state, scopeName) {
+    this.schema = schema;
+    this.state = state;
+    this.scopeName = scopeName;
+    /** Every fragment the stub's edits made, in order. */
+    this.fragments = [];
+    this.finished = false;
+  }
+
+  get rootUUID() { return this.state.rootUUID; }
+  get version() { return this.state.version; }
+
+  /** An object of the draft, as `{uuid, clsName, properties}` (a copy), or undefined. */
+  get(uuid) {
+    const object = this.state.get(wireUUID(uuid) ?? uuid);
+    return object && { uuid: object.uuid, clsName: object.clsName, properties: cloneProperties(object.properties) };
+  }
+
+  /** The draft as `GET` would serve it. */
+  snapshot() { return this.state.toJSON(this.schema); }
+
+  set(uuid, properties) { this.change(setFragments(this.state, uuid, properties, this.scopeName)); }
+
+  add(clsName, properties, options) {
+    const { uuid, fragments } = addFragments(this.schema, this.state, clsName, properties, options);
+    this.change(fragments);
+    return uuid;
+  }
+
+  remove(uuid) { this.change(removeFragments(this.schema, this.state, uuid)); }
+
+  /** Applies fragments to the draft; throws a local `Rejection` when they do not apply. */
+  change(fragments) {
+    if (this.finished) throw new JetstreamError("a stub's view is usable only while the stub runs");
+    const version = this.state.version;
+    const outcome = applyChangeSet(this.state, this.schema, fragments);
+    this.state.version = version;
+    if (!outcome.ok) {
+      throw new Rejection({
+        status: 422, local: true, fragments,
+        problem: { type: "/problems/invalid-change-set", title: "Change set rejected", status: 422,
+                   detail: "a stub's edit, checked locally against the schema", fragmentReplies: outcome.replies },
+      });
+    }
+    this.fragments.push(...fragments);
   }
 }

@@ -6,8 +6,9 @@
 //   connection.mjs     Connection   one per page, base URL and client id: the token, the window's
 //                                   presence client id, the page's lifecycle, the copies, the stream,
 //                                   the schema (read again when the server may have changed it)
-//   scope-copy.mjs     ScopeCopy    one per scope and connection: loading, sending change sets,
-//                                   status and notifications, the scope's events
+//   scope-copy.mjs     ScopeCopy    one per scope and connection: loading, sending change sets
+//                                   and method calls (their stubs' StubView), status and
+//                                   notifications, the scope's events
 //   scope-past.mjs     ScopePast    the copy's past: undo, restore, a state at a version, history
 //   presence.mjs       Presence     the copy's presence: who else is here in the scope
 //   stored-copy.mjs    StoredCopy   with `persist`: the copy in IndexedDB, the tab's client id
@@ -155,6 +156,21 @@ export class Scope {
     if (this.closed) throw this.closedError();
     return this.copy.add(clsName, properties, options);
   }
+
+  /**
+   * Calls the server method `method` with `args` (any JSON; docs/methods.md): sent in order with
+   * the local changes, with its own fixed Idempotency-Key. Resolves the server's answer (`{version,
+   * method, result, fragments, removed, …}`); rejects with a `Rejection` (`method` set) when the
+   * server refuses it (404 unknown-method, 422 method-rejected with `problem.reason`, 422
+   * invalid-change-set, 502 method-failed, 504 method-timeout, 412). `stub(view)`, when given,
+   * runs at once on a `StubView` of the view (`get`, `set`, `add`, `remove`, `change`,
+   * `rootUUID`): its edits show
+   * now and give way to the server's change set when it comes; a refusal rolls them back (and
+   * reaches `onRejected`). Without a stub nothing shows until the server's change set arrives.
+   *
+   *   const { result } = await scope.call("arrange", { columns: 3 }, { stub: (view) => layOut(view) });
+   */
+  call(method, args, options) { return this.closed ? Promise.reject(this.closedError()) : this.copy.call(method, args, options); }
 
   /** Sets properties of one object. Same outcome as `change`. */
   set(uuid, properties) { return this.closed ? Promise.reject(this.closedError()) : this.copy.set(uuid, properties); }

@@ -12,7 +12,9 @@
 //   states    [baseURL, scope]            {format, baseURL, scope, version, rootUUID, objects,
 //                                          schemaTag, savedAt}: the confirmed state, shared by tabs
 //   pending   [baseURL, scope, key]       {format, baseURL, scope, key, clientId, sequence, created,
-//                                          fragments, status, version}: one per pending set
+//                                          fragments, status, version[, kind, method, args]}: one
+//                                          per pending set; kind "method" is a server method call
+//                                          (fragments: its stub's edits), no kind a change set
 //   clients   [baseURL, scope, clientId]  {format, baseURL, scope, clientId, sequence}: the last
 //                                          key number used, so a key is never used twice
 // Every write is one IndexedDB transaction (atomic): a tab closed mid-write keeps what was saved
@@ -191,6 +193,8 @@ function readablePending(record) {
   return isObject(record) && record.format === FORMAT && typeof record.key === "string" && typeof record.clientId === "string"
     && isCount(record.sequence) && Array.isArray(record.fragments) && record.fragments.every(isObject)
     && (record.created === undefined || typeof record.created === "string")
+    // No kind: a change set (every record before methods); "method": a server method call.
+    && (record.kind === undefined || (record.kind === "method" && typeof record.method === "string" && record.method !== ""))
     && (record.status === "queued" || (record.status === "accepted" && isCount(record.version)));
 }
 
@@ -313,6 +317,8 @@ export class StoredCopy {
     const record = {
       format: FORMAT, baseURL: this.baseURL, scope: this.scope, key: set.key, clientId: this.clientId, sequence,
       created: set.created, fragments: set.fragments, status: "queued", version: undefined,
+      // A server method call: sent to its method with its args; `fragments` are its stub's edits.
+      ...(set.kind === "method" ? { kind: "method", method: set.method, args: set.args } : {}),
     };
     this.records.set(set.key, record);
     this.track(transaction("readwrite", ["pending", "clients"], (stores) => {
@@ -321,12 +327,16 @@ export class StoredCopy {
     }));
   }
 
-  /** The server accepted a set at `version`: kept (status accepted) until the stored state has it. */
-  accepted(set, version) {
+  /**
+   * The server accepted a set at `version`: kept (status accepted) until the stored state has it;
+   * a method call keeps the server's `fragments` from then on, in place of its stub's.
+   */
+  accepted(set, version, fragments) {
     const record = this.records.get(set.key);
     if (!record || record.status === "accepted") return;
     record.status = "accepted";
     record.version = version;
+    if (fragments !== undefined) record.fragments = fragments;
     const copy = { ...record };
     this.track(transaction("readwrite", ["pending"], (stores) => { stores.pending.put(copy); }));
   }

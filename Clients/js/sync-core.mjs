@@ -1,7 +1,8 @@
 // sync-core.mjs — the sync algorithm as a pure state machine: no I/O, no timers, no clock.
 //
 // Owns: `SyncCore` — `confirmed` (the server's state at `version`), `pending` (local change sets in
-// creation order, each with its fixed Idempotency-Key) and the `view` the application sees
+// creation order, each with its fixed Idempotency-Key; a server method call is one of them, its
+// stub's edits as its fragments) and the `view` the application sees
 // (confirmed with every pending set re-applied), and the notification each step gives
 // subscribers. The transport (scope-copy.mjs) feeds it server answers and stream events; the
 // shared traces (Tests/Fixtures/sync-traces.json) drive it directly. The same algorithm as the
@@ -47,8 +48,9 @@ export class SyncCore {
    * sequence to go on from (a key is never made twice).
    */
   restorePending(sets, sequence = 0) {
-    this.pending = sets.map(({ key, fragments, status, version, created }) => ({
+    this.pending = sets.map(({ key, fragments, status, version, created, kind, method, args }) => ({
       key, fragments, status: status === "accepted" ? "accepted" : "queued", version: status === "accepted" ? version : undefined, created,
+      ...(kind === "method" ? { kind, method, args } : {}),
     }));
     this.sequence = Math.max(this.sequence, sequence);
   }
@@ -63,8 +65,12 @@ export class SyncCore {
   /**
    * L1: a local change set, checked against the view and applied to it at once. Returns
    * `{set, notification}`; throws a `Rejection` (local: true) when the set cannot apply.
+   *
+   * With `call` (`{method, args}`) the entry is a server method call (docs/methods.md): sent in
+   * its place in the queue with its own key, `fragments` being its stub's edits (none without a
+   * stub), shown until the server's change set replaces them (`callAnswered`, or its echo).
    */
-  local(fragments) {
+  local(fragments, call) {
     // The view is applied to in place; while nothing is pending it is `confirmed` itself.
     if (this.view === this.confirmed) this.view = this.confirmed.clone();
     const outcome = applyChangeSet(this.view, this.schema, fragments);
@@ -76,6 +82,7 @@ export class SyncCore {
       });
     }
     const set = { key: `${this.clientId}:${++this.sequence}`, fragments, status: "queued", version: undefined };
+    if (call) Object.assign(set, { kind: "method", method: call.method, args: call.args });
     this.pending.push(set);
     this.view.version = this.version;
     const before = new ScopeState(this.rootUUID, this.version, new Map([...outcome.previous].filter(([, record]) => record)));
@@ -95,6 +102,31 @@ export class SyncCore {
     set.status = "accepted";
     set.version = version;
     return version <= this.version ? this.drop(set) : null;
+  }
+
+  /**
+   * A method call answered 200 with the server's change set (`{version, fragments, removed}`):
+   * the stub's edits give way to it. No change (no fragments, nothing removed): the entry leaves,
+   * and its stub's edits with it. The next version: applied to the confirmed state at once, as its
+   * echo would be (the echo is then stale). A later one: the entry holds the server's fragments
+   * instead of the stub's, accepted at that version, until the stream's confirmed state has it.
+   */
+  callAnswered(set, answer) {
+    if (!this.pending.includes(set)) return null;
+    const fragments = Array.isArray(answer?.fragments) ? answer.fragments : [];
+    const removed = Array.isArray(answer?.removed) ? answer.removed : [];
+    if (fragments.length === 0 && removed.length === 0) return this.drop(set);
+    if (answer.version === this.version + 1) {
+      const notification = this.event({ version: answer.version, fragments, removed, idempotencyKey: set.key });
+      if (notification && !notification.gap && !notification.inconsistent) return notification;
+    }
+    const before = this.view;
+    set.fragments = fragments;
+    delete set.uuids;
+    set.status = "accepted";
+    set.version = answer.version;
+    if (answer.version <= this.version) return this.drop(set);
+    return this.recompute(before, { version: this.version, local: false }, new Set());
   }
 
   /** R6: refused by the server; its effect leaves the view. */

@@ -1,7 +1,8 @@
 // The shared-canvas demo: the original Jetstream README's canvas of shapes, on jetstream.mjs.
 // Every window on the same address (?scope=NAME, default "demo") edits the same scope; Undo
 // reverts this window's last edit, History shows (and restores) the canvas as it was; each window
-// sees the others' pointers and who is here (presence; ?name= sets this window's label). Plain
+// sees the others' pointers and who is here (presence; ?name= sets this window's label); Tidy up
+// calls the server's `arrange` method with a stub that lays the grid out at once. Plain
 // DOM, no framework, no build step. `window.demo` exposes the scope and a few counters for tests.
 import { openScope } from "../client/jetstream.mjs";
 
@@ -46,6 +47,10 @@ const demo = (window.demo = {
   /** This window's label and colour, and how many presence updates it sent. */
   me,
   pointerUpdates: 0,
+  /** Whether a Tidy up is waiting for the server, and the results of this window's Tidy ups
+   *  (`{moved, columns}`), oldest first. */
+  tidying: false,
+  tidyResults: [],
   /** The other windows present, as `scope.presence.others` says. */
   others: () => demo.scope?.presence.others ?? [],
 });
@@ -63,8 +68,9 @@ function showToast(text, kind = "error") {
 }
 
 function reportRejection(rejection) {
-  demo.rejections.push({ reasons: rejection.reasons, local: rejection.local, status: rejection.status, at: Date.now() });
-  showToast(`Refused${rejection.local ? "" : " by the server"}: ${rejection.reasons.join("; ")}`);
+  demo.rejections.push({ reasons: rejection.reasons, local: rejection.local, status: rejection.status, method: rejection.method, at: Date.now() });
+  const what = rejection.method === "arrange" ? "Tidy up refused" : "Refused";
+  showToast(`${what}${rejection.local ? "" : " by the server"}: ${rejection.reasons.join("; ")}`);
   for (const fragment of rejection.fragments ?? []) {
     const element = elements.get(fragment.uuid);
     if (element) { element.classList.remove("sprung"); void element.offsetWidth; element.classList.add("sprung"); }
@@ -246,6 +252,7 @@ function wireToolbar() {
   $("add-oval").addEventListener("click", () => addShape("oval"));
   $("delete").addEventListener("click", () => { if (selected) demo.scope.remove(selected).catch(() => {}); });
   $("undo").addEventListener("click", undo);
+  $("tidy").addEventListener("click", tidyUp);
   $("history-open").addEventListener("click", openHistory);
   $("history-slider").addEventListener("input", (event) => showVersion(Number(event.target.value)));
   $("history-live").addEventListener("click", backToLive);
@@ -270,6 +277,42 @@ function wireToolbar() {
   canvas.addEventListener("keydown", (event) => {
     if ((event.key === "Delete" || event.key === "Backspace") && selected) demo.scope.remove(selected).catch(() => {});
   });
+}
+
+// -- tidy up: the server's arrange method, with a stub --------------------------------------------
+
+/**
+ * What the server's `arrange` does with `{}` (docs/methods.md, "The demo's arrange"), done on the
+ * stub's view so the shapes jump at once: a grid in the canvas's order, the smallest square that
+ * holds them, each cell as wide and high as the largest shape plus 20. The server's change set
+ * (equal, unless someone moved a shape meanwhile) replaces it when it comes.
+ */
+function arrangeStub(view) {
+  const shapes = view.get(view.rootUUID).properties.shapes.map((uuid) => view.get(uuid)).filter(Boolean);
+  const columns = Math.max(1, Math.ceil(Math.sqrt(shapes.length)));
+  const largest = (name) => (shapes.length === 0 ? 100 : Math.max(...shapes.map((shape) => shape.properties[name])));
+  const cellWidth = largest("width") + 20, cellHeight = largest("height") + 20;
+  shapes.forEach((shape, index) => {
+    const x = 20 + (index % columns) * cellWidth, y = 20 + Math.floor(index / columns) * cellHeight;
+    if (shape.properties.x !== x || shape.properties.y !== y) view.set(shape.uuid, { x, y });
+  });
+}
+
+async function tidyUp() {
+  if (demo.viewing !== null || demo.tidying) return;
+  // One at a time: the button stays disabled until the server answers.
+  demo.tidying = true;
+  $("tidy").disabled = true;
+  try {
+    const answer = await demo.scope.call("arrange", {}, { stub: arrangeStub });
+    demo.tidyResults.push(answer.result);
+  } catch (error) {
+    // A refusal (rolled back already) reaches onRejected, which shows its reason.
+    if (error?.name !== "Rejection") showToast(`Tidy up failed: ${error.message}`);
+  } finally {
+    demo.tidying = false;
+    $("tidy").disabled = demo.viewing !== null;
+  }
 }
 
 // -- undo and history -----------------------------------------------------------------------------
@@ -357,7 +400,7 @@ function enterPast(state) {
   select(null);
   demo.viewing = state.version;
   document.body.classList.add("past");
-  for (const id of ["add-rect", "add-oval", "undo"]) $(id).disabled = true;
+  for (const id of ["add-rect", "add-oval", "undo", "tidy"]) $(id).disabled = true;
   for (const uuid of [...elements.keys()]) removeShape(uuid);
   const objects = new Map(state.fragments.map((fragment) => [fragment.uuid, fragment]));
   (objects.get(state.rootUUID)?.properties.shapes ?? []).forEach((uuid, index) => {
@@ -376,6 +419,7 @@ function leavePast() {
   demo.viewing = null;
   document.body.classList.remove("past");
   for (const id of ["add-rect", "add-oval", "undo"]) $(id).disabled = false;
+  $("tidy").disabled = demo.tidying;
   for (const uuid of [...elements.keys()]) removeShape(uuid);
   renderOrder();
   demo.renders += 1;

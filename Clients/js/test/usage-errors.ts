@@ -22,5 +22,6 @@ export async function misuse(): Promise<void> {
   scope.schemaTag = "\"abc\""; // expect-error: schemaTag is read-only
   await openScope("canvas-1", { persist: "yes" }); // expect-error: persist is a boolean
   const stored: string = await scope.saved(); // expect-error: saved resolves nothing
+  await scope.call("arrange", {}, { stub: "grid" }); // expect-error: a stub is a function of the view
   console.log(reasons, tag, stored);
 }

@@ -4,7 +4,7 @@ import {
   openScope, Rejection, JetstreamError, Scope, Status, Notification, ModelObject, Fragment,
   ErrorKindName, Schema, ScopeState, SyncCore, applyChangeSet, applyOperation, backoffDelay, SSEParser,
   ReconnectionPolicy, SendRetryPolicy, StreamEnd, StatusDetail,
-  UndoHistory, UndoResult, ChangeSetAnswer, StateJSON, HistoryPage,
+  UndoHistory, UndoResult, ChangeSetAnswer, StateJSON, HistoryPage, MethodAnswer, StubView,
   Presence, PresenceMember, PresenceChange, StreamScopes, clearStoredScopes,
 } from "/client/jetstream.mjs";
 
@@ -96,6 +96,22 @@ export async function main(): Promise<void> {
   await moved;
   await scope.set(root, { shapes: { insert: [shape], before: null } });
   await scope.remove(shape);
+
+  // Server methods: a call with a stub whose edits show until the server's change set comes.
+  const tidy: MethodAnswer<{ moved: number; columns: number }> = await scope.call<{ moved: number; columns: number }>(
+    "arrange", { columns: 3 }, {
+      stub: (view: StubView) => {
+        const order = view.get(view.rootUUID)?.properties.shapes;
+        if (Array.isArray(order)) order.forEach((uuid, index) => view.set(String(uuid), { x: 20 + index * 120 }));
+      },
+    });
+  console.log(tidy.version, tidy.method, tidy.result.moved, tidy.fragments.length);
+  await scope.call("arrange");
+  try {
+    await scope.call("shuffle", {});
+  } catch (error) {
+    if (error instanceof Rejection) console.log(error.method, error.problem?.reason, error.reasons[0]);
+  }
 
   // status narrowing: the four states, exhaustively.
   const describeStatus = (status: Status): string => {
