@@ -550,3 +550,49 @@ for (const [label, model] of Object.entries(MODELS)) {
     assert.ok(rejections > 0, "the schedules include sets the server refuses");
   });
 }
+
+test("a method call: the stub's edits are its pending entry, replaced by the server's change set (answer or echo)", () => {
+  // The answer at the next version: applied to confirmed at once, the stub's edits gone.
+  const core = loaded(3, "tab");
+  const { set, notification } = core.local(setShape(S1, { x: 999 }), { method: "arrange", args: {} });
+  assert.equal(set.kind, "method");
+  assert.equal(set.method, "arrange");
+  assert.equal(core.view.get(S1).properties.x, 999);
+  assert.equal(notification.local, true);
+  set.status = "inflight";
+  const answered = core.callAnswered(set, { version: 4, fragments: [shapeChange(S1, { x: 20 }), shapeChange(S2, { x: 140 })], removed: [] });
+  assert.equal(core.version, 4);
+  assert.deepEqual(core.pending, []);
+  assert.equal(core.view.get(S1).properties.x, 20);
+  assert.deepEqual(Object.keys(notified(answered)).sort(), [S1, S2].sort());
+  assert.equal(core.event(event(4, [shapeChange(S1, { x: 20 }), shapeChange(S2, { x: 140 })], { key: set.key })), null, "its echo is stale");
+
+  // An answer further ahead: the entry holds the server's fragments until the stream gets there.
+  const behind = loaded(3, "tab");
+  const call = behind.local(setShape(S1, { x: 999 }), { method: "arrange", args: {} }).set;
+  behind.callAnswered(call, { version: 6, fragments: [shapeChange(S1, { x: 20 })], removed: [] });
+  assert.equal(call.status, "accepted");
+  assert.equal(behind.view.get(S1).properties.x, 20, "the server's edit, not the stub's");
+  behind.event(event(4, [shapeChange(S2, { x: 5 })]));
+  behind.event(event(5, [shapeChange(S2, { x: 6 })]));
+  assert.equal(behind.view.get(S1).properties.x, 20);
+  behind.event(event(6, [shapeChange(S1, { x: 20 })], { key: call.key }));
+  assert.deepEqual(behind.pending, []);
+  assert.equal(behind.view, behind.confirmed);
+
+  // No change on the server: the stub's edits go.
+  const unchanged = loaded(3, "tab");
+  const noop = unchanged.local(setShape(S1, { x: 999 }), { method: "arrange", args: {} }).set;
+  const dropped = unchanged.callAnswered(noop, { version: 3, fragments: [], removed: [] });
+  assert.deepEqual(unchanged.pending, []);
+  assert.equal(unchanged.view.get(S1).properties.x, 1);
+  assert.deepEqual(Object.keys(notified(dropped)), [S1]);
+
+  // Its echo first (the answer still on its way): the server's set replaces the stub's edits.
+  const echoed = loaded(3, "tab");
+  const first = echoed.local(setShape(S1, { x: 999 }), { method: "arrange", args: {} }).set;
+  echoed.event(event(4, [shapeChange(S1, { x: 20 })], { key: first.key }));
+  assert.deepEqual(echoed.pending, []);
+  assert.equal(echoed.view.get(S1).properties.x, 20);
+  assert.equal(echoed.callAnswered(first, { version: 4, fragments: [shapeChange(S1, { x: 20 })], removed: [] }), null);
+});
