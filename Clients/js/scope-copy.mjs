@@ -373,7 +373,7 @@ export class ScopeCopy {
           this.emit(this.core.accepted(set, body.version));
         }
         this.persistChanged();
-      } else if (decision.action === "rejected" && set.echoedAt !== undefined) {
+      } else if (decision.action === "rejected" && isCall && set.echoedAt !== undefined) {
         // A call's answer asked again after its echo came, refused now (its key's window passed):
         // the server took it at the echo's version, with a result this client cannot know.
         this.past.accepted(set.echoedAt);
