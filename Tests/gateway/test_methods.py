@@ -139,3 +139,26 @@ def test_arrange_runs_against_the_latest_state_while_others_add_shapes(api):
     for version in versions:
         past = api.http.get(f"/v1/scopes/{name}", params={"version": version}).json()
         assert positions(past) == grid(len(positions(past)), 4), f"version {version} is not a whole grid"
+
+
+def test_rename_sets_the_canvas_name_like_the_equivalent_change_set(api):
+    name, state = api.create_canvas()
+    answer = call(api, name, "rename", {"args": {"name": "Sketch"}})
+    assert answer.status_code == 200 and answer.json()["result"] == {"name": "Sketch"}
+    assert answer.json()["fragments"] == [
+        {"type": "change", "uuid": state["rootUUID"], "clsName": "Canvas", "properties": {"name": "Sketch"}}]
+    assert objects_of(api.state(name))[state["rootUUID"]]["properties"]["name"] == "Sketch"
+    assert_problem(call(api, name, "rename", {"args": {"name": 5}}), 422, "method-rejected")
+
+
+def test_bench_write_calls_a_method(jetstream_bin, server, api):
+    import json
+    import subprocess
+    done = subprocess.run(
+        [str(jetstream_bin), "bench", "write", "--url", server.url, "--method", "rename", "-c", "4", "-d", "1",
+         "--scope-prefix", "canvas-methodbench-", "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["requests"] > 0 and set(result["statuses"]) == {"200"}, result
+    history = api.history("canvas-methodbench-0", 0, limit=5).json()["changesets"]
+    assert history and all(entry["method"] == "rename" for entry in history)

@@ -100,6 +100,12 @@ struct BenchWriteCommand: ParsableCommand {
     @Option(help: "Scope name prefix.") var scopePrefix = "canvas-bench-"
     @Option(help: "Root class used when a scope has to be created.") var rootClass = "Canvas"
     @Option(help: "String property of the root that each change set sets.") var property = "name"
+    @Option(
+        help: """
+            Call this server method instead of POSTing change sets, with {"args":{"<property>":"…"}} \
+            (the demo's rename sets the canvas's name: the same change as the change set).
+            """)
+    var method: String?
 
     func validate() throws {
         guard connections >= 1, scopes >= 1, duration > 0 else {
@@ -109,7 +115,8 @@ struct BenchWriteCommand: ParsableCommand {
 
     func run() throws {
         let configuration = RequestConfiguration(
-            workload: .write(scopes: scopes, scopePrefix: scopePrefix, rootClass: rootClass, property: property),
+            workload: .write(
+                scopes: scopes, scopePrefix: scopePrefix, rootClass: rootClass, property: property, method: method),
             connections: connections, durationSeconds: duration)
         try BenchRequestRunner.run(configuration, common: common)
     }

@@ -21,7 +21,7 @@ public struct RequestBenchmark: Sendable {
         var result = RequestResult(target: target.description, mode: c.mode, connections: c.connections)
         let makeRequest: @Sendable (Int, Int) -> [UInt8]
         switch c.workload {
-        case .write(let scopeCount, let prefix, let rootClass, let property):
+        case .write(let scopeCount, let prefix, let rootClass, let property, let method):
             let client = BlockingHTTPClient(target: target)
             let scopes = try (0..<max(1, scopeCount)).map {
                 try ScopeFixture.prepare(name: "\(prefix)\($0)", rootClass: rootClass, client: client)
@@ -29,9 +29,14 @@ public struct RequestBenchmark: Sendable {
             result.scopes = scopes.count
             makeRequest = { tag, sequence in
                 let scope = scopes[tag % scopes.count]
+                let value = "bench c\(tag) #\(sequence)"
+                if let method {
+                    return scope.methodRequest(
+                        method, body: Array(#"{"args":{"\#(property)":"\#(value)"}}"#.utf8),
+                        authority: target.authority)
+                }
                 return scope.postRequest(
-                    scope.renameRootBody(property: property, value: "bench c\(tag) #\(sequence)"),
-                    authority: target.authority)
+                    scope.renameRootBody(property: property, value: value), authority: target.authority)
             }
         case .read(let path):
             result.path = path
@@ -88,8 +93,10 @@ public struct RequestBenchmark: Sendable {
 /// for a fixed time.
 public struct RequestConfiguration: Sendable {
     public enum Workload: Sendable {
-        /// POST change sets; connection i writes to scope i % scopes.
-        case write(scopes: Int, scopePrefix: String, rootClass: String, property: String)
+        /// POST change sets; connection i writes to scope i % scopes. With `method`, each request
+        /// calls that server method instead (`POST …/methods/{method}` with
+        /// `{"args":{"<property>":"…"}}`), for comparing a method with the equivalent change set.
+        case write(scopes: Int, scopePrefix: String, rootClass: String, property: String, method: String? = nil)
         /// GET `path`.
         case read(path: String)
     }

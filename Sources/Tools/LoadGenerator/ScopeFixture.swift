@@ -65,6 +65,15 @@ public struct ScopeFixture: Sendable {
                 + #""properties":{"\#(collection)":{"insert":["\#(uuid)"],"before":null}}}]}"#).utf8)
     }
 
+    /// A complete keep-alive `POST …/methods/{method}` request carrying `body`.
+    public func methodRequest(_ method: String, body: [UInt8], authority: String) -> [UInt8] {
+        var request = Array(
+            "POST /v1/scopes/\(name)/methods/\(method) HTTP/1.1\r\nHost: \(authority)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
+                .utf8)
+        request.append(contentsOf: body)
+        return request
+    }
+
     /// A complete keep-alive `POST …/changesets` request carrying `body`.
     public func postRequest(_ body: [UInt8], authority: String) -> [UInt8] {
         var request = Array(

@@ -6,7 +6,25 @@ import ScopeEngine
 /// The methods of the built-in demo schema (``Schema/demo``), registered when the gateway runs it.
 public enum DemoMethods {
     /// Every demo method.
-    public static let all: [ScopeMethod] = [arrange]
+    public static let all: [ScopeMethod] = [arrange, rename]
+
+    /// `rename`: sets the canvas's `name` to `args.name` (a string, or null): the change a client
+    /// would POST as a change set, as a method (what `jetstream bench write --method rename`
+    /// compares). Result: `{"name": …}`.
+    public static let rename = ScopeMethod("rename") { call in
+        let name = call.args["name"] ?? .null
+        guard name == .null || name.string.map({ $0.utf8.count <= 1_000 }) == true else {
+            throw MethodRejection("name must be a string of at most 1,000 bytes, or null")
+        }
+        guard let root = call.state.object(call.state.rootUUID), root.clsName == "Canvas" else {
+            throw MethodRejection("rename names a Canvas; this scope's root is not one")
+        }
+        return MethodOutcome(
+            fragments: [
+                SyncFragment(type: .change, uuid: root.uuid, clsName: root.clsName, properties: ["name": name])
+            ],
+            result: ["name": name])
+    }
 
     /// `arrange`: lays the canvas's shapes out in a grid, in their order, `columns` wide (args
     /// `{"columns": N}`, 1–100; by default the smallest square that holds them). Cells are as wide
