@@ -44,6 +44,7 @@
 //
 // A POST in flight, answered (R6):
 //   200 ─► next            400 403 404 409 412 413 415 422 ─► rejected
+//   409 idempotency-key-in-flight ─► wait Retry-After (1 s), resend with the same key
 //   401 ─► new token, resend at once; a second 401 in a row ─► new token, back off
 //   network error, any other status ─► Retry-After s when given (> 0), else back off (attempt k)
 
@@ -295,10 +296,17 @@ export class SendRetryPolicy {
   }
 
   /**
-   * `answer`: `{status, retryAfter}` (a `Retry-After` header as given: seconds, or undefined) or
-   * `{network: true}` for a request that got no answer.
+   * `answer`: `{status, retryAfter, problemType}` (a `Retry-After` header as given: seconds, or
+   * undefined; the problem's `type`, read for a 409) or `{network: true}` for a request that got
+   * no answer.
    */
-  answered({ status, retryAfter, network = false } = {}) {
+  answered({ status, retryAfter, network = false, problemType } = {}) {
+    if (!network && status === 409 && String(problemType ?? "").endsWith("/idempotency-key-in-flight")) {
+      // The same key is still being decided — an earlier attempt whose answer was lost: not a
+      // refusal; asked again after its Retry-After (1 s when it gives none).
+      const wait = Number(retryAfter);
+      return { action: "wait", seconds: Number.isFinite(wait) && wait > 0 ? wait : 1 };
+    }
     if (!network && status === 401) {
       this.unauthorized += 1;
       if (this.unauthorized === 1) return { action: "resend", refreshToken: true };

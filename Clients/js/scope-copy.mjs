@@ -344,23 +344,21 @@ export class ScopeCopy {
       } catch {
         if (this.closed) return;
       }
-      let decision = this.sending.answered(response
-        ? { status: response.status, retryAfter: response.headers.get("Retry-After") ?? undefined }
-        : { network: true });
       let problem;
-      if (isCall && [409, 502, 504].includes(response?.status)) {
+      // A 409's type tells a refusal from a key still being decided (R6); a call's 502/504, a
+      // failed method from a proxy's error.
+      if (response?.status === 409 || (isCall && [502, 504].includes(response?.status))) {
         problem = await problemOf(response);
-        const type = String(problem?.type ?? "");
-        if ((response.status === 502 && type.endsWith("/method-failed")) || (response.status === 504 && type.endsWith("/method-timeout"))) {
-          // The method (or its service) failed or did not answer in time, nothing applied: a
-          // refusal, not a lost request (a 502 or 504 of a proxy, without that type, is retried).
-          this.sending.startOver();
-          decision = { action: "rejected" };
-        } else if (response.status === 409 && type.endsWith("/idempotency-key-in-flight")) {
-          // The same key is still being decided (an earlier attempt whose answer was lost): asked
-          // again after its Retry-After, as a 503 would be.
-          decision = this.sending.answered({ status: 503, retryAfter: response.headers.get("Retry-After") ?? undefined });
-        }
+      }
+      const type = String(problem?.type ?? "");
+      let decision = this.sending.answered(response
+        ? { status: response.status, retryAfter: response.headers.get("Retry-After") ?? undefined, problemType: type }
+        : { network: true });
+      if (isCall && ((response?.status === 502 && type.endsWith("/method-failed")) || (response?.status === 504 && type.endsWith("/method-timeout")))) {
+        // The method (or its service) failed or did not answer in time, nothing applied: a
+        // refusal, not a lost request (a 502 or 504 of a proxy, without that type, is retried).
+        this.sending.startOver();
+        decision = { action: "rejected" };
       }
       if (decision.action === "next") {
         const body = await response.json().catch(() => ({}));

@@ -103,7 +103,7 @@ struct TraceRunner {
                 let status = Int(try #require(step["status"]?.number?.int64Value))
                 answer = .status(status, retryAfter: step["retryAfter"]?.number?.int64Value.map { Int($0) })
             }
-            let next = sendRetry.answered(answer)
+            let next = sendRetry.answered(answer, problemType: step["body"]?["type"]?.string)
             outcome.sendNext = next
             switch next {
             case .next:

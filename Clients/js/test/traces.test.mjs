@@ -72,7 +72,8 @@ class TracedClient {
     this.inFlight = undefined;
     const decision = this.sending.answered(step.networkError
       ? { network: true }
-      : { status: step.status, retryAfter: step.retryAfter === undefined ? undefined : String(step.retryAfter) });
+      : { status: step.status, retryAfter: step.retryAfter === undefined ? undefined : String(step.retryAfter),
+          problemType: step.body?.type });
     let notification = null;
     let send;
     switch (decision.action) {

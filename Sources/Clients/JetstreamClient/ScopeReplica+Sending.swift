@@ -44,7 +44,10 @@ extension ScopeReplica {
             answer = .status(422, retryAfter: nil)
             methodFailureStatus = status
         }
-        switch sendRetry.answered(answer) {
+        // A 409's type tells a refusal from a key still being decided (R6).
+        var problemType: String?
+        if case .status(409, _) = answer { problemType = (try? JSONParser.parse(answerBody))?["type"]?.string }
+        switch sendRetry.answered(answer, problemType: problemType) {
         case .next:
             // The ETag names the version (`"42"`); the body is read only when a proxy dropped it.
             let version =

@@ -28,13 +28,20 @@ struct SendRetry: Sendable, Equatable {
     }
 
     /// Statuses after which a set is refused for good; any other is retried with its key (the
-    /// server replays the first outcome of a key, so a retry never applies a set twice).
+    /// server replays the first outcome of a key, so a retry never applies a set twice). A `409`
+    /// whose problem is `idempotency-key-in-flight` is not a refusal (see `answered`).
     static let finalStatuses: Set<Int> = [400, 403, 404, 409, 412, 413, 415, 422]
 
     private var attempt = 0
     private var lastWasUnauthorized = false
 
-    mutating func answered(_ answer: Answer) -> Next {
+    mutating func answered(_ answer: Answer, problemType: String? = nil) -> Next {
+        if case .status(409, let retryAfter) = answer, problemType?.hasSuffix("/idempotency-key-in-flight") == true {
+            // The same key is still being decided — an earlier attempt whose answer was lost: not a
+            // refusal; asked again after its Retry-After (1 s when it gives none).
+            lastWasUnauthorized = false
+            return .retryAfter(seconds: max(1, retryAfter ?? 1))
+        }
         var unauthorized = false
         if case .status(401, _) = answer { unauthorized = true }
         defer { lastWasUnauthorized = unauthorized }
