@@ -93,7 +93,9 @@ extension ScopeReplica {
             guard !isStopped else { throw stoppedError }
             let reply = try? await client.request(
                 "POST", path, body: body, headers: ["Idempotency-Key": key], retryingUnauthorized: false)
-            let problemType = reply.flatMap { $0.status == 409 ? (try? JSONParser.parse($0.body))?["type"]?.string : nil }
+            let problemType = reply.flatMap {
+                $0.status == 409 ? (try? JSONParser.parse($0.body))?["type"]?.string : nil
+            }
             let next = retry.answered(
                 reply.map { .status($0.status, retryAfter: $0.retryAfter) } ?? .networkError, problemType: problemType)
             if let reply, next == .next || next == .rejected || reply.status == 410 { return reply }
