@@ -23,8 +23,13 @@ struct OfflineStorageLiveTests {
             url: live.gateway.url, storage: .directory(directory), transport: transport, configuration: configuration)
     }
 
-    static func temporaryDirectory() -> URL {
-        FileManager.default.temporaryDirectory.appending(path: "jetstream-storage-\(UUID().uuidString)")
+    /// A live gateway (with `arguments`) and a storage directory of its own, removed at the end.
+    static func withStorage(
+        _ arguments: [String] = [], _ body: (LiveHarness, URL) async throws -> Void
+    ) async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "jetstream-storage-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await LiveHarness.run(arguments) { live in try await body(live, directory) }
     }
 
     static func labels(_ canvas: Canvas) -> [String] { canvas.shapes.map(\.label) }
@@ -53,9 +58,7 @@ struct OfflineStorageLiveTests {
         "changes saved with the server down survive the app's end; the next run shows the stored view offline, reconnecting, takes more changes, and each set reaches the server once when it is back"
     )
     func offlineAcrossRuns() async throws {
-        let directory = Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await LiveHarness.run { live in
+        try await Self.withStorage { live, directory in
             try await live.seed(labels: ["seed"])
             let first = Self.client(live, directory: directory)
             let canvas = Canvas()
@@ -105,9 +108,7 @@ struct OfflineStorageLiveTests {
         "a second run with the server up resumes the stream from the stored version (no GET of the scope) and gets what others wrote meanwhile"
     )
     func catchesUpFromTheStoredVersion() async throws {
-        let directory = Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await LiveHarness.run { live in
+        try await Self.withStorage { live, directory in
             try await live.seed(labels: ["seed"])
             let first = Self.client(live, directory: directory)
             let canvas = Canvas()
@@ -144,9 +145,7 @@ struct OfflineStorageLiveTests {
 
     @Test("a set whose answer was lost before the app ended is sent again with its key and applied once")
     func lostAnswerAcrossRuns() async throws {
-        let directory = Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await LiveHarness.run { live in
+        try await Self.withStorage { live, directory in
             try await live.seed(labels: [])
             // Every answer is lost after the commit, and no stream opens: the set stays pending.
             let transport = FaultyTransport()
@@ -177,9 +176,7 @@ struct OfflineStorageLiveTests {
         "a set made before everything the server still logs, sent after its window, is refused with its own type and reported"
     )
     func pastTheWindowIsRefusedNotAppliedTwice() async throws {
-        let directory = Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await LiveHarness.run(["--idempotency-ttl", "2"]) { live in
+        try await Self.withStorage(["--idempotency-ttl", "2"]) { live, directory in
             try await live.seed(labels: [])
             let first = Self.client(live, directory: directory)
             let canvas = Canvas()
@@ -217,9 +214,7 @@ struct OfflineStorageLiveTests {
         "a second sync of the same stored scope is refused while the first runs, and may take it after; removeStoredCopy waits for the stop"
     )
     func oneSyncAtATime() async throws {
-        let directory = Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await LiveHarness.run { live in
+        try await Self.withStorage { live, directory in
             try await live.seed(labels: ["seed"])
             let first = Self.client(live, directory: directory)
             let sync = try await first.fetch(Scope(name: live.scopeName, root: Canvas()))
@@ -252,9 +247,7 @@ struct OfflineStorageLiveTests {
 
     @Test("a damaged stored copy gives a clear problem and a fresh start from the server; the file is kept aside")
     func damagedCopy() async throws {
-        let directory = Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await LiveHarness.run { live in
+        try await Self.withStorage { live, directory in
             try await live.seed(labels: ["seed"])
             let first = Self.client(live, directory: directory)
             let sync = try await first.fetch(Scope(name: live.scopeName, root: Canvas()))

@@ -85,4 +85,36 @@ struct SyncEngineEchoTests {
         #expect(F.content(engine.view) == Self.rebuilt(engine))
         #expect(F.value(engine.view, Self.s1, "x") == .float(10) && F.value(engine.view, Self.s2, "x") == .float(20))
     }
+
+    @Test("the oldest pending set hidden (no longer applying): its echo is applied, not skipped")
+    func hiddenOldestSet() throws {
+        var engine = Self.engine()
+        guard case .success(let key) = engine.local(F.set(Self.s2, ["x": 20])) else { throw HarnessError("refused") }
+        // A reset without s2 (a schema change, say): the set stays pending, invisible.
+        engine.reset(to: F.canvas(version: 3, [(Self.s1, ["x": 1])]))
+        #expect(engine.view.object(Self.s2) == nil)
+        // The server had applied it (on its own state) and its echo brings s2 back.
+        guard
+            case .applied = engine.event(
+                version: 4, fragments: F.add(Self.s2, ["x": 20]), removed: [], idempotencyKey: key)
+        else { throw HarnessError("not applied") }
+        #expect(F.value(engine.view, Self.s2, "x") == .float(20), "the echo shows: the view was rebuilt")
+        #expect(F.content(engine.view) == Self.rebuilt(engine))
+    }
+
+    @Test("the oldest pending entry a method call's stub: the server's set replaces the stub's edits")
+    func callStubReplaced() throws {
+        var engine = Self.engine()
+        let call = PendingMethod(name: "arrange", args: .null)
+        guard case .success(let key) = engine.local(F.set(Self.s1, ["x": 999]), method: call) else {
+            throw HarnessError("refused")
+        }
+        #expect(F.value(engine.view, Self.s1, "x") == .float(999))
+        guard
+            case .applied = engine.event(
+                version: 1, fragments: F.set(Self.s1, ["x": 20]), removed: [], idempotencyKey: key)
+        else { throw HarnessError("not applied") }
+        #expect(F.value(engine.view, Self.s1, "x") == .float(20), "the server's change, not the stub's")
+        #expect(engine.pending.isEmpty)
+    }
 }

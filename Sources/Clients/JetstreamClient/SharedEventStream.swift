@@ -333,8 +333,10 @@ actor SharedEventStream {
                 var end: StreamConnection.End?
                 var version = Int.max
                 var stopped: [ScopeReplica] = []
-                let changeSet = event.type == "changeset" ? PreparedChangeSet(json: json) : nil
-                if event.type == "changeset" && changeSet == nil { return .scope(name, .dropped(needsFullState: true)) }
+                // Read here, off the replicas' actors, unless the benchmark asks for the old path.
+                let prepares = event.type == "changeset" && configuration.preparesEventsOffActor
+                let changeSet = prepares ? PreparedChangeSet(json: json) : nil
+                if prepares && changeSet == nil { return .scope(name, .dropped(needsFullState: true)) }
                 for replica in copies {
                     let id = ObjectIdentifier(replica)
                     if !configuration.preparesEventsOffActor, event.type == "changeset" {
