@@ -32,7 +32,7 @@ extension ScopeReplica {
         }
         stubKey = nil
         wakeSender.yield()
-        let outcome = await withCheckedContinuation { (waiter: CheckedContinuation<MethodOutcome, Never>) in
+        let outcome = await withCheckedContinuation { (waiter: CheckedContinuation<CallOutcome, Never>) in
             callWaiters[key] = waiter
         }
         switch outcome {
@@ -42,13 +42,13 @@ extension ScopeReplica {
     }
 
     /// What a call's waiter is told.
-    enum MethodOutcome: Sendable {
+    enum CallOutcome: Sendable {
         case answered(MethodAnswer)
         case failed(ClientError)
     }
 
     /// The sender's answer for a call: its waiter (if any) resumes.
-    func settleCall(_ key: String, _ outcome: MethodOutcome) {
+    func settleCall(_ key: String, _ outcome: CallOutcome) {
         callWaiters.removeValue(forKey: key)?.resume(returning: outcome)
     }
 

@@ -58,7 +58,7 @@ final class ScopeReplica: @unchecked Sendable {
     var stubMethod: PendingMethod?
     var stubKey: String?
     /// Calls waiting for the server's answer, by key.
-    var callWaiters: [String: CheckedContinuation<MethodOutcome, Never>] = [:]
+    var callWaiters: [String: CheckedContinuation<CallOutcome, Never>] = [:]
     /// The observers' actor's time per stream event (for the benchmark).
     var eventTiming = EventTiming()
     /// The scope's stored copy, when the client has storage (``ClientStorage``).
