@@ -27,7 +27,7 @@ public struct HTTPMethodHook: Sendable {
         self.timeout = timeout
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = 16
-        configuration.timeoutIntervalForRequest = Double(timeout.components.seconds) + 1
+        configuration.timeoutIntervalForRequest = timeout / .seconds(1) + 1
         session = URLSession(configuration: configuration)
     }
 
@@ -76,7 +76,7 @@ public struct HTTPMethodHook: Sendable {
             return .failure(.methodFailed(method: name, detail: "the service at \(url) cannot be reached: \(error)"))
         }
         guard let (data, response) = answer else {
-            return .failure(.methodTimedOut(method: name, seconds: Double(timeout.components.seconds)))
+            return .failure(.methodTimedOut(method: name, seconds: timeout / .seconds(1)))
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard status == 200 else {
