@@ -116,7 +116,10 @@ struct SyncEngine: Sendable {
                 PendingChangeSet(key: key, fragments: [], status: .queued, created: created, method: method))
             return .success(key)
         }
-        switch view.applying(fragments, schema: schema, limits: .unlimited) {
+        // The client checks what it can know of the schema's write rules: `immutable`. A stub is
+        // the server's method done ahead, which may act as the server: the server judges it.
+        let author: ChangeAuthor = method == nil ? .localEdit : .server()
+        switch view.applying(fragments, schema: schema, limits: .unlimited, author: author) {
         case .rejected(let replies):
             return .failure(LocalRejection(replies: replies))
         case .accepted(let applied):

@@ -16,13 +16,22 @@ public struct ChangeOrigin: Sendable, Hashable {
     public var revertOf: Int?
     /// The server method whose change set this is (`POST …/methods/{method}`).
     public var method: String?
+    /// The subject's roles (a token's `roles` claim), for the schema's write rules; not recorded.
+    public var roles: Set<String>
 
-    public init(subject: String? = nil, restoredFrom: Int? = nil, revertOf: Int? = nil, method: String? = nil) {
+    public init(
+        subject: String? = nil, roles: Set<String> = [], restoredFrom: Int? = nil, revertOf: Int? = nil,
+        method: String? = nil
+    ) {
         self.subject = subject
+        self.roles = roles
         self.restoredFrom = restoredFrom
         self.revertOf = revertOf
         self.method = method
     }
+
+    /// The writer the schema's rules judge: the subject with its roles.
+    public var author: ChangeAuthor { ChangeAuthor(subject: subject, roles: roles) }
 
     /// Writes `,"at":"…","subject":…` and, when set, `,"restoredFrom":N` / `,"revertOf":V` /
     /// `,"method":"name"`.

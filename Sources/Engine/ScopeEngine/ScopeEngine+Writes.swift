@@ -157,6 +157,8 @@ extension ScopeEngine {
             }
             let changeSet: ChangeSet
             var translation: MergePatchTranslation?
+            // Writers are judged by the schema's rules; what the server does itself is not.
+            var author = submission.origin.author
             switch submission.change {
             case .changeSet(let submitted):
                 changeSet = submitted
@@ -167,6 +169,7 @@ extension ScopeEngine {
                     return nil
                 }
                 changeSet = ChangeSet(fragments: fragments)
+                author = .server(subject: submission.origin.subject)
             case .revert(let fragments, let plannedAt):
                 guard runtime.tip.version == plannedAt else { return .revertOutdated(scope: handle.name) }
                 if fragments.isEmpty {
@@ -175,6 +178,7 @@ extension ScopeEngine {
                     return nil
                 }
                 changeSet = ChangeSet(fragments: fragments)
+                author = .server(subject: submission.origin.subject)
             case .method(let method, let args, let claims):
                 let call = MethodCall(
                     scope: handle.name, state: runtime.tip, args: args, subject: submission.origin.subject,
@@ -190,6 +194,7 @@ extension ScopeEngine {
                     return nil
                 }
                 changeSet = ChangeSet(fragments: outcome.fragments)
+                if outcome.actsAsServer { author = .server(subject: submission.origin.subject) }
                 if let error = Self.shapeError(changeSet, limits: configuration.limits) { return error }
             case .mergePatch(let patch):
                 do throws(MergePatch.Failure) {
@@ -210,7 +215,7 @@ extension ScopeEngine {
                 if let error = Self.shapeError(changeSet, limits: configuration.limits) { return error }
             }
             let fragmentCount = changeSet.count
-            switch runtime.tip.applying(changeSet, schema: schema, limits: configuration.limits) {
+            switch runtime.tip.applying(changeSet, schema: schema, limits: configuration.limits, author: author) {
             case .rejected(let replies):
                 return translation.map { .mergePatchRejected($0.errors(for: replies)) } ?? .changeSetRejected(replies)
             case .accepted(let applied):

@@ -1,3 +1,4 @@
+import Foundation
 import JetstreamModel
 import Synchronization
 
@@ -86,8 +87,9 @@ public enum ScopeEncoding {
         return writer.bytes
     }
 
-    /// `{"rootUUID","fragments"}` — the stored snapshot. It carries no version: the store keeps
-    /// that, and a re-created scope starts at a version the store assigns.
+    /// `{"rootUUID","fragments"}` — the stored snapshot — with `"owners":{"<uuid>":"<subject>"}`
+    /// when some object has an owner (fragments carry none). It carries no version: the store
+    /// keeps that, and a re-created scope starts at a version the store assigns.
     public static func snapshotJSON(state: ScopeState) -> [UInt8] {
         var writer = JSONWriter(capacity: 64 + state.count * 128)
         writer.writeRaw(#"{"rootUUID":"#)
@@ -97,8 +99,31 @@ public enum ScopeEncoding {
             if index > 0 { writer.writeRaw(",") }
             fragment.write(to: &writer)
         }
-        writer.writeRaw("]}")
+        writer.writeRaw("]")
+        let owners = state.owners
+        if !owners.isEmpty {
+            writer.writeRaw(#","owners":{"#)
+            // Sorted, so that equal states store equal bytes.
+            for (index, entry) in owners.sorted(by: { $0.key.wireString < $1.key.wireString }).enumerated() {
+                if index > 0 { writer.writeRaw(",") }
+                writer.write(string: entry.key.wireString)
+                writer.writeRaw(":")
+                writer.write(string: entry.value)
+            }
+            writer.writeRaw("}")
+        }
+        writer.writeRaw("}")
         return writer.bytes
+    }
+
+    /// The owners a stored snapshot names (none in one written before owners were recorded).
+    static func owners(inSnapshot snapshot: JSONValue) -> [UUID: String] {
+        guard case .object(let members)? = snapshot["owners"] else { return [:] }
+        var owners: [UUID: String] = [:]
+        for member in members {
+            if let uuid = UUID(wireString: member.key), let owner = member.value.string { owners[uuid] = owner }
+        }
+        return owners
     }
 
     /// `{"version":C,"changesets":[…]}`: a page of history around stored payloads.

@@ -58,13 +58,21 @@ public struct MethodCall: Sendable {
 
 /// What a method returns: the fragments to apply as one change set (none: nothing changes, no
 /// version is made) and the result the caller gets (`"result"` in the answer).
+///
+/// The fragments are judged by the schema's write rules as the caller's own writes (its subject
+/// and roles), unless `actsAsServer`: then no rule binds them — the method itself decided who may
+/// do what (a cart's `addItem` that may update a total no client may write). Either way the
+/// objects they add are owned by the caller.
 public struct MethodOutcome: Sendable {
     public var fragments: [SyncFragment]
     public var result: JSONValue
+    /// Whether the fragments are written as the server, which the schema's rules do not bind.
+    public var actsAsServer: Bool
 
-    public init(fragments: [SyncFragment], result: JSONValue = .null) {
+    public init(fragments: [SyncFragment], result: JSONValue = .null, actsAsServer: Bool = false) {
         self.fragments = fragments
         self.result = result
+        self.actsAsServer = actsAsServer
     }
 }
 

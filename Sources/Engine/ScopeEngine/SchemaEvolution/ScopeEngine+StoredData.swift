@@ -31,7 +31,8 @@ extension ScopeEngine {
             var fragments = try fragmentValues.map { value throws(FragmentError) in try SyncFragment(json: value) }
             if translation != nil { fragments = translation!.translate(fragments) }
             state = try ScopeState(
-                importing: fragments, rootUUID: rootUUID, version: Int(scope.snapshotVersion), schema: schema)
+                importing: fragments, rootUUID: rootUUID, version: Int(scope.snapshotVersion), schema: schema
+            ).withOwners(ScopeEncoding.owners(inSnapshot: snapshot))
         } catch {
             throw failure(scope.snapshotVersion, "snapshot does not load: \(error)")
         }
@@ -105,7 +106,9 @@ extension ScopeEngine {
             // Everything it changed is gone under this schema: the version passes all the same.
             if translated.isEmpty { return (state.withVersion(Int(record.version)), served) }
         }
-        switch state.applying(changeSet, schema: schema, limits: .unlimited) {
+        // Accepted once already: no rule judges it again, and what it added is its subject's.
+        let author = ChangeAuthor.server(subject: payload["subject"]?.string)
+        switch state.applying(changeSet, schema: schema, limits: .unlimited, author: author) {
         case .accepted(let applied) where applied.state.version == Int(record.version):
             return (applied.state, served)
         case .accepted(let applied):

@@ -12,11 +12,21 @@ struct ChangeSetApplier {
     private let limits: Limits
     private let rootClass: ModelClass
     /// The state the set applies to (version v − 1): collections are written against it.
-    private let base: ScopeState
-    private var staged: ScopeState
+    let base: ScopeState
+    private(set) var staged: ScopeState
     private var errors: [FragmentError?] = []
     /// Objects added by this set, with the index of their `add`.
-    private var addIndex: [UUID: Int] = [:]
+    private(set) var addIndex: [UUID: Int] = [:]
+    /// Who writes the set: the owner of what it adds, and the writer the schema's rules judge.
+    let author: ChangeAuthor
+    /// Whether any rule can refuse this set: the author is bound by rules and the schema has some.
+    /// Without, the rule checks and their bookkeeping are skipped entirely.
+    let checksRules: Bool
+    /// For each object that lost a reference, the first fragment that took it away: where a
+    /// removal the `delete` rule refuses is reported (kept only when ``checksRules``).
+    var detachedBy: [UUID: Int] = [:]
+    /// The fragment whose properties are being applied.
+    private var currentFragment = 0
     private var addOrder: [UUID] = []
     /// Objects that lost at least one incoming reference: the only ones that may have become
     /// unreachable, together with what was added.
@@ -26,9 +36,11 @@ struct ChangeSetApplier {
     /// form is decided once the set is accepted (``collectionsAsOperations(_:writes:before:)``).
     private var collectionWrites: [CollectionWrite] = []
 
-    init(state: ScopeState, schema: Schema, limits: Limits) {
+    init(state: ScopeState, schema: Schema, limits: Limits, author: ChangeAuthor) {
         self.schema = schema
         self.limits = limits
+        self.author = author
+        self.checksRules = author.checksAnything && schema.hasRules
         self.rootClass = state.rootClass
         self.base = state
         self.staged = state
@@ -74,6 +86,10 @@ struct ChangeSetApplier {
             }
         }
         guard !errors.contains(where: { $0 != nil }) else { return rejection() }
+        if checksRules {
+            for (index, error) in removalRefusals(unreachable) { record(error, at: index) }
+            guard !errors.contains(where: { $0 != nil }) else { return rejection() }
+        }
         remove(unreachable)
 
         if staged.objects.count > limits.maxObjectsPerScope {
@@ -93,7 +109,7 @@ struct ChangeSetApplier {
         return .accepted(AppliedChangeSet(state: staged, fragments: fragments, removed: removed))
     }
 
-    private mutating func record(_ error: FragmentError, at index: Int) {
+    mutating func record(_ error: FragmentError, at index: Int) {
         if errors[index] == nil { errors[index] = error }
     }
 
@@ -121,7 +137,10 @@ struct ChangeSetApplier {
             return record(
                 FragmentError(.duplicateAdd, "an object \(fragment.uuid.wireString) already exists"), at: index)
         }
-        staged.objects[fragment.uuid] = ScopeObject(uuid: fragment.uuid, modelClass: modelClass)
+        if checksRules, modelClass.hasRules, let refusal = addRefusal(modelClass) {
+            return record(refusal, at: index)
+        }
+        staged.objects[fragment.uuid] = ScopeObject(uuid: fragment.uuid, modelClass: modelClass, owner: author.subject)
         addIndex[fragment.uuid] = index
         addOrder.append(fragment.uuid)
     }
@@ -155,6 +174,10 @@ struct ChangeSetApplier {
         }
         // Schema order makes the normalised fragment independent of the client's key order.
         updates.sort { $0.index < $1.index }
+        if checksRules, modelClass.hasRules {
+            try checkRules(of: fragment, modelClass: modelClass, updates: updates)
+        }
+        currentFragment = index
         var properties = JSONObject()
         properties.reserveCapacity(fragment.type == .add ? modelClass.properties.count : updates.count)
         for update in updates {
@@ -217,6 +240,7 @@ struct ChangeSetApplier {
             } else {
                 staged.objects[uuid]!.parents.remove(ref, count: -change)
                 lostReference.append(uuid)
+                if checksRules, detachedBy[uuid] == nil { detachedBy[uuid] = currentFragment }
             }
         }
     }

@@ -24,6 +24,10 @@ public struct FragmentError: Error, Sendable, Hashable, CustomStringConvertible 
         case wrongClass = "wrong-class"
         case unattachedAdd = "unattached-add"
         case limitExceeded = "limit-exceeded"
+        /// A write or removal the schema's `rules`/`write` reserve for the owner or a role.
+        case forbidden
+        /// A change to an `immutable` property after the object's add.
+        case immutable
     }
 
     /// The error kind; its raw value is the wire `type`.

@@ -31,22 +31,35 @@ public final class ModelClass: Sendable, Hashable, CustomStringConvertible {
     private let indexByName: [String: Int]
     /// Indexes of the properties that hold references, for walking the object graph.
     let referenceIndexes: [Int]
+    /// The rules this class declares itself (`rules:`), nil when it declares none.
+    public let ownRules: ClassRules?
+    /// Who may change and remove its objects: its own rules, else its nearest ancestor's (resolved
+    /// by the schema), else open to every writer.
+    public let rules: ClassRules
+    /// Whether any rule — the class's, a property's `write` or `immutable` — constrains writers:
+    /// the applier checks nothing for a class without (the common case costs one branch).
+    public let hasRules: Bool
 
-    public convenience init(name: String, superclassName: String? = nil, properties: [PropertyDefinition]) {
+    public convenience init(
+        name: String, superclassName: String? = nil, properties: [PropertyDefinition], rules: ClassRules? = nil
+    ) {
         self.init(
             name: name, superclassName: superclassName, ownProperties: properties, allProperties: properties,
-            ancestorNames: superclassName.map { [$0] } ?? [])
+            ancestorNames: superclassName.map { [$0] } ?? [], ownRules: rules, rules: rules ?? .open)
     }
 
     init(
         name: String, superclassName: String?, ownProperties: [PropertyDefinition],
-        allProperties: [PropertyDefinition], ancestorNames: [String]
+        allProperties: [PropertyDefinition], ancestorNames: [String], ownRules: ClassRules?, rules: ClassRules
     ) {
         self.name = name
         self.superclassName = superclassName
         self.ownProperties = ownProperties
         self.properties = allProperties
         self.ancestorNames = ancestorNames
+        self.ownRules = ownRules
+        self.rules = rules
+        self.hasRules = !rules.isOpen || allProperties.contains(where: \.hasRules)
         var indexByName: [String: Int] = [:]
         for (index, property) in allProperties.enumerated() where indexByName[property.name] == nil {
             indexByName[property.name] = index
@@ -76,13 +89,14 @@ public final class ModelClass: Sendable, Hashable, CustomStringConvertible {
     public static func == (lhs: ModelClass, rhs: ModelClass) -> Bool {
         lhs === rhs
             || (lhs.name == rhs.name && lhs.superclassName == rhs.superclassName
-                && lhs.ownProperties == rhs.ownProperties)
+                && lhs.ownProperties == rhs.ownProperties && lhs.ownRules == rhs.ownRules)
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(name)
         hasher.combine(superclassName)
         hasher.combine(ownProperties)
+        hasher.combine(ownRules)
     }
 }
 
@@ -92,6 +106,16 @@ extension ModelClass {
     public var jsonValue: JSONValue {
         var properties = JSONObject()
         if let superclassName { properties.appendUnchecked(key: "extends", value: .string(superclassName)) }
+        if let ownRules {
+            var rules = JSONObject()
+            if ownRules.write != .any {
+                rules.appendUnchecked(key: "write", value: .string(ownRules.write.description))
+            }
+            if ownRules.delete != .any {
+                rules.appendUnchecked(key: "delete", value: .string(ownRules.delete.description))
+            }
+            properties.appendUnchecked(key: "rules", value: .object(rules))
+        }
         for property in ownProperties {
             properties.appendUnchecked(key: property.name, value: property.jsonValue)
         }

@@ -22,13 +22,17 @@ public struct PropertyDefinition: Sendable, Hashable {
     /// What loading does with a stored value this property now refuses (`onInvalid:`); without
     /// one, such a value stops the server from starting and `check-schema` reports it.
     public let onInvalid: InvalidValuePolicy?
+    /// Who may change the property of an existing object (`write:`); the class's `rules` apply too.
+    public let write: WriteRule
+    /// Set by the object's add and never changed after it (`immutable: true`).
+    public let isImmutable: Bool
 
     /// A property; without `defaultValue` it defaults to `null` when nullable, else the type's zero.
     /// ``Schema/init(classes:scopes:)`` checks the definition (default included) against its type.
     public init(
         name: String, type: PropertyType, isNullable: Bool = false, defaultValue: Value? = nil,
         constraints: PropertyConstraints = PropertyConstraints(), renamedFrom: String? = nil,
-        onInvalid: InvalidValuePolicy? = nil
+        onInvalid: InvalidValuePolicy? = nil, write: WriteRule = .any, isImmutable: Bool = false
     ) {
         self.name = name
         self.type = type
@@ -38,7 +42,12 @@ public struct PropertyDefinition: Sendable, Hashable {
         self.constraints = constraints
         self.renamedFrom = renamedFrom
         self.onInvalid = onInvalid
+        self.write = write
+        self.isImmutable = isImmutable
     }
+
+    /// Whether a write rule or `immutable` constrains who changes this property.
+    public var hasRules: Bool { write != .any || isImmutable }
 }
 
 /// What loading stored data does with a value its property now refuses (a schema's `onInvalid:`).

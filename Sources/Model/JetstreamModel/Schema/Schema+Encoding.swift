@@ -49,6 +49,8 @@ extension PropertyDefinition {
         }
         if let renamedFrom { object.appendUnchecked(key: "renamedFrom", value: .string(renamedFrom)) }
         if let onInvalid { object.appendUnchecked(key: "onInvalid", value: .string(onInvalid.rawValue)) }
+        if write != .any { object.appendUnchecked(key: "write", value: .string(write.description)) }
+        if isImmutable { object.appendUnchecked(key: "immutable", value: true) }
         return .object(object)
     }
 }

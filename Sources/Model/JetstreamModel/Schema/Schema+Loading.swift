@@ -75,6 +75,7 @@ extension Schema {
             }
             var definitions: [PropertyDefinition] = []
             var superclassName: String?
+            var rules: ClassRules?
             for property in properties {
                 // `extends` names the superclass; it is therefore not available as a property name.
                 if property.key == "extends" {
@@ -84,13 +85,24 @@ extension Schema {
                     superclassName = name
                     continue
                 }
+                // `rules: { write, delete }` are the class's rules; a property named `rules`
+                // keeps working as long as its spec is a type or has `type`/`enum`.
+                if property.key == "rules", SchemaPropertyParser.isClassRules(property.value) {
+                    do {
+                        rules = try SchemaPropertyParser.parseClassRules(property.value)
+                    } catch {
+                        throw SchemaError(className: member.key, message: error.message)
+                    }
+                    continue
+                }
                 do {
                     definitions.append(try SchemaPropertyParser.parse(name: property.key, spec: property.value))
                 } catch {
                     throw SchemaError(className: member.key, property: property.key, message: error.message)
                 }
             }
-            classes.append(ModelClass(name: member.key, superclassName: superclassName, properties: definitions))
+            classes.append(
+                ModelClass(name: member.key, superclassName: superclassName, properties: definitions, rules: rules))
         }
         var rules: [ScopeRule] = []
         if let scopes = document["scopes"] {

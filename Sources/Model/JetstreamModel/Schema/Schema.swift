@@ -23,6 +23,9 @@ public struct Schema: Sendable, Hashable {
     /// Scope rules in declaration order; the first match wins.
     public let scopes: [ScopeRule]
     private let classByName: [String: ModelClass]
+    /// Whether some class has write rules (``ModelClass/hasRules``): without, no change set is
+    /// checked against any.
+    public let hasRules: Bool
     /// For each class, the classes reachable from it through references (itself included): what
     /// a scope rooted there may hold.
     private let reachableClassNames: [String: Set<String>]
@@ -63,6 +66,7 @@ public struct Schema: Sendable, Hashable {
             }
         }
         self.classes = resolved
+        self.hasRules = resolved.contains(where: \.hasRules)
         self.scopes = scopes
         self.classByName = classByName
         var subclasses: [String: [String]] = [:]
@@ -120,9 +124,11 @@ public struct Schema: Sendable, Hashable {
                 all.append(property)
             }
         }
+        // A class without rules of its own has its nearest ancestor's.
+        let rules = chain.lazy.compactMap(\.ownRules).first ?? .open
         return ModelClass(
             name: modelClass.name, superclassName: modelClass.superclassName, ownProperties: modelClass.ownProperties,
-            allProperties: all, ancestorNames: ancestors)
+            allProperties: all, ancestorNames: ancestors, ownRules: modelClass.ownRules, rules: rules)
     }
 
     /// The resolved class `name` (inherited properties included), or nil.

@@ -9,7 +9,7 @@ enum SchemaPropertyParser {
 
     private static let longFormKeys: Set<String> = [
         "type", "enum", "default", "nullable", "min", "max", "maxLength", "pattern", "maxCount", "renamedFrom",
-        "onInvalid",
+        "onInvalid", "write", "immutable",
     ]
 
     static func parse(name: String, spec: JSONValue) throws(Problem) -> PropertyDefinition {
@@ -64,9 +64,43 @@ enum SchemaPropertyParser {
             }
             onInvalid = policy
         }
+        var immutable = false
+        if let flag = object["immutable"] {
+            guard case .bool(let value) = flag else { throw Problem(message: "'immutable' must be true or false") }
+            immutable = value
+        }
         return PropertyDefinition(
             name: name, type: type, isNullable: nullable, defaultValue: defaultValue, constraints: constraints,
-            renamedFrom: try string(object, "renamedFrom"), onInvalid: onInvalid)
+            renamedFrom: try string(object, "renamedFrom"), onInvalid: onInvalid,
+            write: try writeRule(object, "write") ?? .any, isImmutable: immutable)
+    }
+
+    /// `any`, `owner` or `role:<name>` under `key`, nil when the key is absent.
+    static func writeRule(_ object: JSONObject, _ key: String) throws(Problem) -> WriteRule? {
+        guard let text = try string(object, key) else { return nil }
+        guard let rule = WriteRule(parsing: text) else {
+            throw Problem(message: "'\(key)' must be any, owner or role:<name>, got '\(text)'")
+        }
+        return rule
+    }
+
+    /// A class's `rules: { write: …, delete: … }`.
+    static func parseClassRules(_ spec: JSONValue) throws(Problem) -> ClassRules {
+        guard case .object(let object) = spec else {
+            throw Problem(message: "'rules' must be a mapping like { write: owner, delete: owner }")
+        }
+        for key in object.keys where key != "write" && key != "delete" {
+            throw Problem(message: "unknown key '\(key)' in 'rules' (expected write, delete)")
+        }
+        return ClassRules(
+            write: try writeRule(object, "write") ?? .any, delete: try writeRule(object, "delete") ?? .any)
+    }
+
+    /// Whether a class member named `rules` is the class's rules rather than a property called
+    /// `rules`: a mapping without `type` or `enum` (a property's long form always has one).
+    static func isClassRules(_ spec: JSONValue) -> Bool {
+        guard case .object(let object) = spec else { return false }
+        return object["type"] == nil && object["enum"] == nil
     }
 
     private static func parseType(_ spec: JSONValue) throws(Problem) -> (PropertyType, Bool) {

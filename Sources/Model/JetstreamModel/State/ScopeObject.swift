@@ -13,12 +13,16 @@ public struct ScopeObject: Sendable, Hashable {
     public let modelClass: ModelClass
     /// Values in the order of `modelClass.properties`.
     public internal(set) var values: [Value]
+    /// The subject whose change set added the object; nil when it was added anonymously, and for
+    /// the root (created with the scope). The schema's `owner` rules compare writers with it.
+    public internal(set) var owner: String?
     var parents: ParentSet
 
-    init(uuid: UUID, modelClass: ModelClass) {
+    init(uuid: UUID, modelClass: ModelClass, owner: String? = nil) {
         self.uuid = uuid
         self.modelClass = modelClass
         self.values = modelClass.defaultValues
+        self.owner = owner
         self.parents = ParentSet()
     }
 

@@ -54,7 +54,8 @@ public struct ScopeState: Sendable, Hashable {
     /// All objects in no particular order.
     public var allObjects: some Sequence<ScopeObject> { objects.values }
 
-    /// `{"uuid","clsName","properties","parents":[{"uuid","key"}]}` for one object, or nil.
+    /// `{"uuid","clsName","owner","properties","parents":[{"uuid","key"}]}` for one object, or nil
+    /// (`owner` is `null` for an object added anonymously and for the root).
     public func objectJSON(_ uuid: UUID) -> JSONValue? {
         guard let object = objects[uuid] else { return nil }
         let parents: [JSONValue] = parents(of: uuid).map {
@@ -62,7 +63,8 @@ public struct ScopeState: Sendable, Hashable {
         }
         return [
             "uuid": .string(uuid.wireString), "clsName": .string(object.clsName),
-            "properties": .object(object.propertiesJSON), "parents": .array(parents),
+            "owner": object.owner.map(JSONValue.string) ?? .null, "properties": .object(object.propertiesJSON),
+            "parents": .array(parents),
         ]
     }
 
@@ -70,14 +72,23 @@ public struct ScopeState: Sendable, Hashable {
     ///
     /// Either `.accepted` with the next state (version + 1), the normalised fragments and the
     /// removed UUIDs, or `.rejected` with one reply per fragment.
-    public func applying(_ changeSet: ChangeSet, schema: Schema, limits: Limits = Limits()) -> ChangeSetOutcome {
-        var applier = ChangeSetApplier(state: self, schema: schema, limits: limits)
+    ///
+    /// `author` is who writes it: the subject that becomes the owner of the objects the set adds,
+    /// and the writer the schema's rules (`rules`, `write`, `immutable`) judge — a fragment they
+    /// refuse is rejected with `forbidden` or `immutable`. The default is the server, which no rule
+    /// binds (what is already accepted, replayed).
+    public func applying(
+        _ changeSet: ChangeSet, schema: Schema, limits: Limits = Limits(), author: ChangeAuthor = .server()
+    ) -> ChangeSetOutcome {
+        var applier = ChangeSetApplier(state: self, schema: schema, limits: limits, author: author)
         return applier.run(changeSet)
     }
 
-    /// Applies fragments; see ``applying(_:schema:limits:)``.
-    public func applying(_ fragments: [SyncFragment], schema: Schema, limits: Limits = Limits()) -> ChangeSetOutcome {
-        applying(ChangeSet(fragments: fragments), schema: schema, limits: limits)
+    /// Applies fragments; see ``applying(_:schema:limits:author:)``.
+    public func applying(
+        _ fragments: [SyncFragment], schema: Schema, limits: Limits = Limits(), author: ChangeAuthor = .server()
+    ) -> ChangeSetOutcome {
+        applying(ChangeSet(fragments: fragments), schema: schema, limits: limits, author: author)
     }
 
     /// Applies a change set and, when it is accepted, replaces `self` with the new state.
@@ -107,6 +118,26 @@ extension ScopeState {
             object.writeFragment(isRoot: object.uuid == rootUUID, to: &writer)
         }
         writer.writeRaw("]}")
+    }
+}
+
+extension ScopeState {
+    /// The owner of every object that has one (objects added anonymously, and the root, have
+    /// none): what a stored snapshot keeps beside its fragments, which carry no owners.
+    public var owners: [UUID: String] {
+        var owners: [UUID: String] = [:]
+        for object in objects.values {
+            if let owner = object.owner { owners[object.uuid] = owner }
+        }
+        return owners
+    }
+
+    /// The same objects with the owners `owners` names (a snapshot read back); objects it does not
+    /// name keep theirs, UUIDs the scope lacks are ignored.
+    public func withOwners(_ owners: [UUID: String]) -> ScopeState {
+        var copy = self
+        for (uuid, owner) in owners where copy.objects[uuid] != nil { copy.objects[uuid]!.owner = owner }
+        return copy
     }
 }
 

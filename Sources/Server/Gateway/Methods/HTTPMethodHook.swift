@@ -9,7 +9,8 @@ import FoundationNetworking
 
 /// A method served by a service in any language over HTTP (`--method NAME=URL`, docs/methods.md).
 /// The gateway POSTs `{"scope","version","state","args","subject","claims"}` (`state` is the scope's
-/// `GET` body at `version`) and the service answers `200 {"fragments":[…],"result":…}` or
+/// `GET` body at `version`) and the service answers `200 {"fragments":[…],"result":…}` (with
+/// `"actsAsServer":true` when the schema's write rules should not judge its fragments) or
 /// `200 {"reject":"reason"}`. The call happens outside the scope's lock: its writes go on while
 /// the service thinks (``ScopeEngine/call(_:planning:args:claims:on:ifMatch:idempotency:origin:completion:)``
 /// stages the answer only on the version it was planned on). Connections to the service are
@@ -120,7 +121,19 @@ public struct HTTPMethodHook: Sendable {
                 return .failure(.methodFailed(method: method, detail: "the service's fragment \(index): \(error)"))
             }
         }
-        return .success(MethodOutcome(fragments: fragments, result: answer["result"] ?? .null))
+        var actsAsServer = false
+        switch answer["actsAsServer"] {
+        case nil, .null?: break
+        case .bool(let flag)?: actsAsServer = flag
+        case let other?:
+            return .failure(
+                .methodFailed(
+                    method: method,
+                    detail: #"the service's "actsAsServer" must be true or false, got "#
+                        + other.typeDescription))
+        }
+        return .success(
+            MethodOutcome(fragments: fragments, result: answer["result"] ?? .null, actsAsServer: actsAsServer))
     }
 }
 

@@ -33,7 +33,7 @@ extension Gateway {
                 metrics.countRejected(problem.kind)
                 return problem.response
             case .success(let (handle, changeSet, ifMatch, idempotency)):
-                let origin = ChangeOrigin(subject: context.values[AccessGrant.self]?.subject)
+                let origin = context.values[AccessGrant.self]?.changeOrigin ?? ChangeOrigin()
                 if let idempotency {
                     engine.submitOnce(
                         changeSet, to: handle, ifMatch: ifMatch, idempotency: idempotency, origin: origin,

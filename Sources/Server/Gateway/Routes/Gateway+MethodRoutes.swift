@@ -41,14 +41,18 @@ extension Gateway {
                     answer(outcome)
                 }
                 let args = body["args"] ?? .null
-                let origin = ChangeOrigin(subject: subject)
+                let grant = context.values[AccessGrant.self]
+                let origin = grant?.changeOrigin ?? ChangeOrigin()
+                let claims = grant?.claims
                 if let method = methods[name] {
                     engine.call(
-                        method, args: args, on: handle, ifMatch: ifMatch, idempotency: idempotency, origin: origin,
+                        method, args: args, claims: claims, on: handle, ifMatch: ifMatch, idempotency: idempotency,
+                        origin: origin,
                         completion: recorded)
                 } else if let hook = hooks[name] {
                     engine.call(
-                        name, planning: { call in await hook.plan(call) }, args: args, on: handle, ifMatch: ifMatch,
+                        name, planning: { call in await hook.plan(call) }, args: args, claims: claims, on: handle,
+                        ifMatch: ifMatch,
                         idempotency: idempotency, origin: origin, completion: recorded)
                 }
                 return .deferred

@@ -60,7 +60,7 @@ extension Gateway {
             case .success(let (handle, patch, ifMatch, idempotency)):
                 engine.submit(
                     patch, to: handle, ifMatch: ifMatch, idempotency: idempotency,
-                    origin: ChangeOrigin(subject: context.values[AccessGrant.self]?.subject), completion: answer)
+                    origin: context.values[AccessGrant.self]?.changeOrigin ?? ChangeOrigin(), completion: answer)
                 return .deferred
             }
         }

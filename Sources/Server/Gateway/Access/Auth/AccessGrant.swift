@@ -1,5 +1,6 @@
 import Foundation
 import JetstreamModel
+import ScopeEngine
 
 /// What one request may do: the scopes it may read and write, who it is (the token's `sub`) and
 /// until when (the token's `exp`). Write implies nothing about read: a token that may write
@@ -20,13 +21,25 @@ public struct AccessGrant: Sendable, Hashable {
     public var write: ScopePatterns
     /// The token's expiry; nil for anonymous requests and tokens without `exp`.
     public var expiresAt: Date?
+    /// The token's `roles` claim, which the schema's `role:<name>` rules read.
+    public var roles: Set<String>
+    /// Every claim of the token as it was signed (what methods get as `claims`); nil when anonymous.
+    public var claims: JSONValue?
 
-    public init(subject: String?, read: ScopePatterns, write: ScopePatterns, expiresAt: Date?) {
+    public init(
+        subject: String?, read: ScopePatterns, write: ScopePatterns, expiresAt: Date?, roles: Set<String> = [],
+        claims: JSONValue? = nil
+    ) {
         self.subject = subject
         self.read = read
         self.write = write
         self.expiresAt = expiresAt
+        self.roles = roles
+        self.claims = claims
     }
+
+    /// Who writes, as a change set records it and the schema's rules judge it.
+    public var changeOrigin: ChangeOrigin { ChangeOrigin(subject: subject, roles: roles) }
 
     /// Whether the request was authenticated by a token.
     public var isAuthenticated: Bool { subject != nil }

@@ -128,7 +128,8 @@ public final class TokenVerifier: Sendable {
         }
         let grant = AccessGrant(
             subject: claims.sub?.value ?? "token", read: ScopePatterns(claims.jetstream?.read ?? []),
-            write: ScopePatterns(claims.jetstream?.write ?? []), expiresAt: claims.exp?.value)
+            write: ScopePatterns(claims.jetstream?.write ?? []), expiresAt: claims.exp?.value,
+            roles: Set(claims.roles ?? []), claims: Self.payload(of: token))
         cache.withLock { cache in
             if cache.count >= Self.cacheCapacity { cache.removeAll(keepingCapacity: true) }
             cache[token] = grant
@@ -152,12 +153,27 @@ public final class TokenVerifier: Sendable {
     static func header(of token: String) throws(Failure) -> JSONObject {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw .malformed("a JWT has three dot-separated parts") }
-        var base64 = parts[0].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        guard let data = Data(base64Encoded: base64), let value = try? JSONParser.parse(Array(data)),
-            let object = value.object
-        else { throw .malformed("the header is not base64url-encoded JSON") }
+        guard let object = jsonObject(base64URL: parts[0]) else {
+            throw .malformed("the header is not base64url-encoded JSON")
+        }
         return object
+    }
+
+    /// A verified token's claims as JSON, every member as signed (those the gateway does not read
+    /// too): what a method gets as `claims`.
+    static func payload(of token: String) -> JSONValue? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        return jsonObject(base64URL: parts[1]).map(JSONValue.object)
+    }
+
+    private static func jsonObject(base64URL part: Substring) -> JSONObject? {
+        var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64), let value = try? JSONParser.parse(Array(data)) else {
+            return nil
+        }
+        return value.object
     }
 }
 
@@ -200,7 +216,7 @@ public struct AuthConfiguration: Sendable {
 }
 
 /// The JWT claims the gateway reads: the standard ones and
-/// `"jetstream": {"read": ["canvas-*"], "write": ["canvas-7"]}`.
+/// `"jetstream": {"read": ["canvas-*"], "write": ["canvas-7"]}` and `"roles": ["editor"]`.
 struct GatewayClaims: JWTPayload {
     struct Grants: Codable, Sendable {
         var read: [String]?
@@ -213,6 +229,8 @@ struct GatewayClaims: JWTPayload {
     var aud: AudienceClaim?
     var sub: SubjectClaim?
     var jetstream: Grants?
+    /// What the schema's `role:<name>` rules check.
+    var roles: [String]?
 
     func verify(using algorithm: some JWTAlgorithm) async throws {
         try exp?.verifyNotExpired()
