@@ -456,7 +456,7 @@ import Testing
     func depthOne() throws {
         let state = try Self.tree()
         let expected: JSONValue = [
-            "uuid": F.ref(Self.root), "clsName": "Canvas",
+            "uuid": F.ref(Self.root), "clsName": "Canvas", "owner": nil,
             "properties": [
                 "name": nil,
                 "shapes": [Self.expanded(Self.s1, "Shape", Self.shapeProperties(x: 1, y: 2))],
@@ -470,7 +470,7 @@ import Testing
         // The top object keeps its parents.
         #expect(
             try state.objectJSON(Self.c, depth: 1) == [
-                "uuid": F.ref(Self.c), "clsName": "Node",
+                "uuid": F.ref(Self.c), "clsName": "Node", "owner": nil,
                 "properties": [
                     "name": "c", "children": [], "partner": Self.node(Self.a, "a", children: F.refs(Self.c)),
                 ],

@@ -14,6 +14,8 @@ struct SharedChangeSetCaseTests {
         let state: JSONValue
         let changeset: [JSONValue]
         let expect: JSONValue
+        /// Who writes the set, for the schema's rules (the server's own apply when absent).
+        let author: ChangeAuthor
         var testDescription: String { name }
     }
 
@@ -33,12 +35,29 @@ struct SharedChangeSetCaseTests {
             Case(
                 name: try #require(entry["name"]?.string), state: try #require(entry["state"]),
                 changeset: try #require(entry["changeset"]?.array, "\(entry["name"] ?? "?"): changeset"),
-                expect: try #require(entry["expect"]))
+                expect: try #require(entry["expect"]), author: try author(entry["author"]))
         }
         return File(document: document, schema: schema, cases: cases)
     }
 
     static let file = Result { try load() }
+
+    /// `{"subject","roles"?}` → a writer every rule judges; `"local"` → a client's own edit.
+    static func author(_ json: JSONValue?) throws -> ChangeAuthor {
+        switch json {
+        case nil: return .server()
+        case .string("local")?: return .localEdit
+        case .object(let object)?:
+            let roles = (object["roles"]?.array ?? []).compactMap(\.string)
+            return ChangeAuthor(subject: object["subject"]?.string, roles: Set(roles))
+        case let other?:
+            throw CaseFileError(message: "author \(other.encodedString()) is neither an object nor \"local\"")
+        }
+    }
+
+    struct CaseFileError: Error {
+        let message: String
+    }
 
     @Test("the file: the schema in GET /v1/schema's form, a scope it roots, unique names, every error kind")
     func fileShape() throws {
@@ -64,7 +83,8 @@ struct SharedChangeSetCaseTests {
         #expect(
             Self.objects(state.exportFragments().map(\.jsonValue)) == Self.objects(testCase.state["fragments"]),
             "`state` is a full state, as GET returns it")
-        let outcome = state.applying(ChangeSet(json: testCase.changeset), schema: schema, limits: Limits())
+        let outcome = state.applying(
+            ChangeSet(json: testCase.changeset), schema: schema, limits: Limits(), author: testCase.author)
         if let replies = testCase.expect["replies"]?.array {
             guard case .rejected(let actual) = outcome else {
                 Issue.record("accepted, expected a rejection")
@@ -105,7 +125,11 @@ struct SharedChangeSetCaseTests {
     static func importState(_ json: JSONValue, schema: Schema) throws -> ScopeState {
         let root = try #require(json["rootUUID"]?.string.flatMap(UUID.init(wireString:)))
         let fragments = try #require(json["fragments"]?.array).map { try SyncFragment(json: $0) }
-        return try ScopeState(importing: fragments, rootUUID: root, version: 0, schema: schema)
+        var owners: [UUID: String] = [:]
+        for member in json["owners"]?.object ?? JSONObject() {
+            owners[try #require(UUID(wireString: member.key))] = try #require(member.value.string)
+        }
+        return try ScopeState(importing: fragments, rootUUID: root, version: 0, schema: schema).withOwners(owners)
     }
 
     /// Fragments as a map uuid → {type, clsName, properties}, numbers compared by value.

@@ -68,6 +68,6 @@ struct SyncFragmentTests {
         #expect(
             reply.jsonValue.encodedString()
                 == #"{"error":{"type":"type-mismatch","message":"expected a number","property":"x"}}"#)
-        #expect(FragmentError.Kind.allCases.count == 14)
+        #expect(FragmentError.Kind.allCases.count == 16)
     }
 }

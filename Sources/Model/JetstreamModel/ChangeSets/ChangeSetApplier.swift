@@ -137,9 +137,8 @@ struct ChangeSetApplier {
             return record(
                 FragmentError(.duplicateAdd, "an object \(fragment.uuid.wireString) already exists"), at: index)
         }
-        if checksRules, modelClass.hasRules, let refusal = addRefusal(modelClass) {
-            return record(refusal, at: index)
-        }
+        // Created all the same, so the set's other fragments are judged as they would be.
+        if checksRules, modelClass.hasRules, let refusal = addRefusal(modelClass) { record(refusal, at: index) }
         staged.objects[fragment.uuid] = ScopeObject(uuid: fragment.uuid, modelClass: modelClass, owner: author.subject)
         addIndex[fragment.uuid] = index
         addOrder.append(fragment.uuid)
