@@ -22,6 +22,10 @@ export const ErrorKind = Object.freeze({
   wrongClass: "wrong-class",
   unattachedAdd: "unattached-add",
   limitExceeded: "limit-exceeded",
+  /** A write or removal the schema's `rules`/`write` reserve for the owner or a role (server only). */
+  forbidden: "forbidden",
+  /** A change to an `immutable` property of an object after its add (checked locally too). */
+  immutable: "immutable",
 });
 
 export class FragmentError extends Error {

@@ -59,7 +59,13 @@ export interface Notification {
 export type ErrorKindName =
   | "malformed-fragment" | "unknown-class" | "unknown-object" | "class-mismatch" | "duplicate-add"
   | "unknown-property" | "type-mismatch" | "out-of-range" | "constraint-violation" | "null-not-allowed"
-  | "missing-reference" | "wrong-class" | "unattached-add" | "limit-exceeded";
+  | "missing-reference" | "wrong-class" | "unattached-add" | "limit-exceeded"
+  /** The schema's `rules`/`write` reserve the write or removal for the owner or a role: only the
+   *  server knows owners and roles, so only a server refusal carries it. */
+  | "forbidden"
+  /** A change to an `immutable` property of an object that existed before the change set: the
+   *  client refuses it locally too (a method's stub excepted). */
+  | "immutable";
 
 export const ErrorKind: Readonly<Record<string, ErrorKindName>>;
 
@@ -337,9 +343,41 @@ export function clearStoredScopes(options?: { scope?: string; baseURL?: string }
 
 // The layers under `openScope`, for tests and for clients with their own transport.
 
+/** Who may write or remove (the schema's `rules`, a property's `write`): `any`, `owner` or `role:<name>`. */
+export type WriteRule = "any" | "owner" | `role:${string}`;
+
+/** A class's `rules`: who may change its objects, who may remove them (an absent key is `any`). */
+export interface ClassRules {
+  readonly write: WriteRule;
+  readonly delete: WriteRule;
+}
+
+/** One property of a model class as the client reads it from `GET /v1/schema`. */
+export interface SchemaProperty {
+  readonly name: string;
+  readonly nullable: boolean;
+  /** Who may change it on an existing object (judged by the server); `any` when the schema says nothing. */
+  readonly write: WriteRule;
+  /** Set by the object's add, never changed after: the client refuses such a change locally. */
+  readonly immutable: boolean;
+}
+
+/** A model class: its properties (inherited ones first), its ancestors and its write rules. */
+export interface SchemaClass {
+  readonly name: string;
+  readonly ancestors: readonly string[];
+  readonly properties: ReadonlyMap<string, SchemaProperty>;
+  /** Its own `rules`, else its nearest ancestor's (`extends`), else `{write: "any", delete: "any"}`. */
+  readonly rules: ClassRules;
+  /** The `rules` it declares itself; undefined when it declares none. */
+  readonly ownRules: ClassRules | undefined;
+  isKindOf(name: string): boolean;
+}
+
 export class Schema {
   constructor(json: { models: Record<string, unknown>; scopes?: Record<string, { root: string }> });
-  rootClass(scopeName: string): { name: string } | undefined;
+  rootClass(scopeName: string): SchemaClass | undefined;
+  modelClass(name: string): SchemaClass | undefined;
 }
 
 export class ScopeState {
@@ -357,7 +395,9 @@ export type ApplyOutcome =
   | { ok: true; fragments: NotifiedFragment[]; removed: string[] }
   | { ok: false; replies: FragmentReply[] };
 
-export function applyChangeSet(state: ScopeState, schema: Schema, fragments: unknown[]): ApplyOutcome;
+/** `checkImmutable`: refuse (`immutable`) a change to an `immutable` property of an object the set
+ *  did not add, as the client does for its own edits (not for a method's stub). */
+export function applyChangeSet(state: ScopeState, schema: Schema, fragments: unknown[], options?: { checkImmutable?: boolean }): ApplyOutcome;
 
 export function applyOperation<T>(elements: T[], operation?: { insert?: T[]; remove?: T[]; before?: T | null }): T[];
 

@@ -1,11 +1,12 @@
 // schema.mjs — the model schema and the checks of one value against it.
 //
-// Owns: `Schema` (what `GET /v1/schema` serves: classes with typed properties and the scope
-// rules), the property checkers that mirror JetstreamModel (types, ranges, enums, string
-// constraints, references and their classes), `applyOperation` (a collection operation resolved
-// against the current array: a check of a `change` resolves it where it stands, so it lives with
-// the checks) and the UUID helpers of the wire (`wireUUID`, `randomUUID`). Applying whole change
-// sets to a state is state.mjs's.
+// Owns: `Schema` (what `GET /v1/schema` serves: classes with typed properties, their write rules —
+// a class's `rules`, a property's `write` and `immutable` — and the scope rules), the property
+// checkers that mirror JetstreamModel (types, ranges, enums, string constraints, references and
+// their classes), `applyOperation` (a collection operation resolved against the current array: a
+// check of a `change` resolves it where it stands, so it lives with the checks) and the UUID
+// helpers of the wire (`wireUUID`, `randomUUID`). Applying whole change sets to a state is
+// state.mjs's.
 
 import { ErrorKind, FragmentError, JetstreamError } from "./errors.mjs";
 
@@ -70,6 +71,10 @@ class Property {
     this.min = spec.min; this.max = spec.max; this.maxLength = spec.maxLength; this.maxCount = spec.maxCount;
     this.pattern = spec.pattern === undefined ? undefined : new RegExp(`^(?:${spec.pattern})$`, "u");
     this.patternText = spec.pattern;
+    // Who may change it on an existing object, and whether its add fixes it for good (the server
+    // judges `write`; the client checks `immutable` on its own edits, state.mjs).
+    this.write = typeof spec.write === "string" ? spec.write : "any";
+    this.immutable = spec.immutable === true;
     if (spec.default !== undefined) this.defaultValue = spec.default;
     else if (this.nullable && this.kind !== "collection") this.defaultValue = null;
     else this.defaultValue = this.zero();
@@ -245,13 +250,36 @@ export function applyOperation(elements, { insert = [], remove = [], before = nu
   return result;
 }
 
-/** A model class: its properties (inherited ones first) and its ancestors. */
+/** The rules of a class that has none, nor an ancestor with some: open to every writer. */
+const OPEN_RULES = Object.freeze({ write: "any", delete: "any" });
+
+/**
+ * Whether a class member named `rules` is the class's rules rather than a property called `rules`:
+ * a mapping without `type` or `enum` (a property's long form always has one), as the server reads it.
+ */
+function isClassRules(spec) {
+  return spec !== null && typeof spec === "object" && !Array.isArray(spec) && spec.type === undefined && spec.enum === undefined;
+}
+
+/** `{write, delete}` of a class's `rules` member; an absent key is `any`, as on the server. */
+function classRules(spec) {
+  const rule = (value) => (typeof value === "string" ? value : "any");
+  return Object.freeze({ write: rule(spec.write), delete: rule(spec.delete) });
+}
+
+/**
+ * A model class: its properties (inherited ones first), its ancestors, and its write rules
+ * (`rules`: its own `{write, delete}`, else its nearest ancestor's, else both `any`; `ownRules`:
+ * what it declares itself, undefined when nothing).
+ */
 class ModelClass {
   constructor(name) {
     this.name = name;
     this.properties = new Map();
     this.ancestors = [];
     this.references = [];
+    this.ownRules = undefined;
+    this.rules = OPEN_RULES;
   }
   isKindOf(name) { return this.name === name || this.ancestors.includes(name); }
 }
@@ -277,9 +305,17 @@ export class Schema {
         chain.push(next);
       }
       modelClass.ancestors = chain.slice(1);
+      const ownRules = (className) => {
+        const spec = json.models[className].rules;
+        return isClassRules(spec) ? classRules(spec) : undefined;
+      };
+      modelClass.ownRules = ownRules(name);
+      // A class without rules of its own has its nearest ancestor's (chain: itself first).
+      modelClass.rules = chain.map(ownRules).find((rules) => rules !== undefined) ?? OPEN_RULES;
       for (const ancestor of chain.reverse()) {
         for (const [property, propertySpec] of Object.entries(json.models[ancestor])) {
-          if (property !== "extends") modelClass.properties.set(property, new Property(property, propertySpec));
+          if (property === "extends" || (property === "rules" && isClassRules(propertySpec))) continue;
+          modelClass.properties.set(property, new Property(property, propertySpec));
         }
       }
       modelClass.references = [...modelClass.properties.values()].filter((p) => p.isReference);

@@ -108,9 +108,14 @@ function parseFragment(json) {
  * an added one) or `{ok: false, replies}` with one `{}` or `{error: {type, message, property}}`
  * per fragment — then `state` is as it was.
  *
+ * `checkImmutable`: refuse (`immutable`) a change to an `immutable` property of an object the set
+ * did not add — what a client can know of the schema's write rules (owners and roles only the
+ * server knows). Set for the client's own edits; not for a method's stub (a method may act as the
+ * server) nor for what is already sent or accepted.
+ *
  *   const outcome = applyChangeSet(state, schema, [{ type: "change", uuid, clsName: "Shape", properties: { x: 5 } }]);
  */
-export function applyChangeSet(state, schema, fragments) {
+export function applyChangeSet(state, schema, fragments, { checkImmutable = false } = {}) {
   // Every write goes through the journal, so a refusal can put the state back as it was.
   const previous = new Map();
   const write = (uuid, record) => {
@@ -166,6 +171,13 @@ export function applyChangeSet(state, schema, fragments) {
         const current = fragment.type === "change" ? object.properties[name] : undefined;
         updates[name] = property.validate(value, current, classOf);
       }
+      // A write is a value that changes: resending what the object holds passes, as on the server.
+      if (checkImmutable && !addIndex.has(fragment.uuid)) {
+        for (const property of modelClass.properties.values()) {
+          if (!property.immutable || !(property.name in updates) || sameValue(object.properties[property.name], updates[property.name])) continue;
+          throw new FragmentError(ErrorKind.immutable, `${modelClass.name}.${property.name} is immutable: its add set it, and it never changes after`, property.name);
+        }
+      }
       const properties = { ...object.properties };
       const changed = {};
       for (const property of modelClass.properties.values()) {
@@ -218,6 +230,11 @@ function lostReferenceBetween(old, value) {
     return old.some((uuid) => !kept.has(uuid)) || value.length < old.length;
   }
   return old !== null && old !== undefined && old !== value;
+}
+
+function sameValue(a, b) {
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => item === b[i]);
+  return a === b;
 }
 
 export function cloneValue(value) { return Array.isArray(value) ? value.slice() : value; }

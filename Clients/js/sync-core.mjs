@@ -73,7 +73,8 @@ export class SyncCore {
   local(fragments, call) {
     // The view is applied to in place; while nothing is pending it is `confirmed` itself.
     if (this.view === this.confirmed) this.view = this.confirmed.clone();
-    const outcome = applyChangeSet(this.view, this.schema, fragments);
+    // Own edits are checked for `immutable` too; a stub's are not (the method may act as the server).
+    const outcome = applyChangeSet(this.view, this.schema, fragments, { checkImmutable: call === undefined });
     if (!outcome.ok) {
       throw new Rejection({
         status: 422, local: true, fragments,

@@ -1,10 +1,11 @@
 // Misuses that jetstream.d.ts must refuse: scripts/test-js checks that tsc reports an error on
 // exactly the lines marked `expect-error` (so the declarations are not `any`).
-import { openScope, Scope, Rejection, ReconnectionPolicy } from "/client/jetstream.mjs";
+import { openScope, Scope, Rejection, ReconnectionPolicy, Schema } from "/client/jetstream.mjs";
 
 declare const scope: Scope;
 declare const rejection: Rejection;
 declare const reconnection: ReconnectionPolicy;
+declare const schema: Schema;
 
 export async function misuse(): Promise<void> {
   if (scope.status === "online") return; // expect-error: not a Status
@@ -23,5 +24,7 @@ export async function misuse(): Promise<void> {
   await openScope("canvas-1", { persist: "yes" }); // expect-error: persist is a boolean
   const stored: string = await scope.saved(); // expect-error: saved resolves nothing
   await scope.call("arrange", {}, { stub: "grid" }); // expect-error: a stub is a function of the view
-  console.log(reasons, tag, stored);
+  schema.modelClass("Shape")!.rules = { write: "owner", delete: "any" }; // expect-error: rules are read-only
+  const rule: "any" | "owner" = schema.modelClass("Shape")!.rules.write; // expect-error: a rule may be role:<name>
+  console.log(reasons, tag, stored, rule);
 }

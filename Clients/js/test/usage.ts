@@ -5,7 +5,7 @@ import {
   ErrorKindName, Schema, ScopeState, SyncCore, applyChangeSet, applyOperation, backoffDelay, SSEParser,
   ReconnectionPolicy, SendRetryPolicy, StreamEnd, StatusDetail,
   UndoHistory, UndoResult, ChangeSetAnswer, StateJSON, HistoryPage, MethodAnswer, StubView,
-  Presence, PresenceMember, PresenceChange, StreamScopes, clearStoredScopes,
+  Presence, PresenceMember, PresenceChange, StreamScopes, clearStoredScopes, WriteRule,
 } from "/client/jetstream.mjs";
 
 declare function render(scope: Scope): void;
@@ -190,6 +190,13 @@ export function layers(json: { models: Record<string, unknown> }): void {
   const applied = applyChangeSet(state.clone(), schema, []);
   if (applied.ok) console.log(applied.removed);
   else console.log(applied.replies.length);
+  // The schema's write rules: what the server judges, and `immutable`, which the client checks too.
+  const shape = schema.modelClass("Shape");
+  const write: WriteRule | undefined = shape?.rules.write;
+  const fixed: boolean | undefined = shape?.properties.get("x")?.immutable;
+  const refused = applyChangeSet(state.clone(), schema, [], { checkImmutable: true });
+  const kinds: ErrorKindName[] = ["forbidden", "immutable"];
+  if (!refused.ok) console.log(write, fixed, kinds.includes(refused.replies[0]?.error?.type ?? "immutable"));
   const order: string[] = applyOperation(["a", "b"], { insert: ["c"], before: "a" });
   const delay: number = backoffDelay(3, { initial: 50 }, Math.random);
   const parser = new SSEParser(({ type, id, data }) => console.log(type, id, data), (comment) => console.log(comment));
