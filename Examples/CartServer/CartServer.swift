@@ -9,6 +9,10 @@ import ScopeEngine
 /// `totalPrice` the server keeps equal to the sum of its items, with two methods — `addItem` and
 /// `removeItem` — that read the cart and write the items and the total as one change set.
 ///
+/// The schema's write rules keep the total the server's own: `totalPrice` and an item's `price`
+/// are writable only with the role `cashier` (no client of this server has it), so a client that
+/// POSTs a change set setting them gets `422` with `forbidden`; the methods act as the server.
+///
 ///     swift run CartServer [--port 8090] [--data-dir cart-data]
 ///     curl -X PUT localhost:8090/v1/scopes/cart-1 -H 'Content-Type: application/json' -d '{"root":{"clsName":"Cart"}}'
 ///     curl -X POST localhost:8090/v1/scopes/cart-1/methods/addItem -H 'Content-Type: application/json' \
@@ -20,10 +24,10 @@ struct CartServer {
         models:
           Cart:
             items: [Item]
-            totalPrice: { type: Double, default: 0, min: 0 }
+            totalPrice: { type: Double, default: 0, min: 0, write: "role:cashier" }
           Item:
             name: { type: String, maxLength: 100 }
-            price: { type: Double, min: 0 }
+            price: { type: Double, min: 0, write: "role:cashier" }
             quantity: { type: Int32, min: 1, default: 1 }
         scopes:
           "cart-*": { root: Cart }
@@ -79,7 +83,9 @@ struct CartServer {
                         "totalPrice": .number(JSONNumber(total)),
                     ]),
             ],
-            result: ["item": .string(item.wireString), "totalPrice": .number(JSONNumber(total))])
+            result: ["item": .string(item.wireString), "totalPrice": .number(JSONNumber(total))],
+            // The method keeps the total right itself: the cashier-only rules do not bind it.
+            actsAsServer: true)
     }
 
     /// `{"item": UUID}`: the item leaves the cart and the total goes down by its price × quantity.
@@ -98,7 +104,7 @@ struct CartServer {
                         "items": ["remove": [.string(item.wireString)]], "totalPrice": .number(JSONNumber(total)),
                     ])
             ],
-            result: ["totalPrice": .number(JSONNumber(total))])
+            result: ["totalPrice": .number(JSONNumber(total))], actsAsServer: true)
     }
 
     /// The cart's items and the sum of their prices × quantities, as stored.

@@ -91,3 +91,29 @@ def test_concurrent_adds_lose_no_update(cart_server):
     items, total = cart(cart_server, name)
     assert len(items) == 80
     assert total == sum(10 * (index + 1) for index in range(8)) == sum(item["price"] for item in items)
+
+
+def test_clients_cannot_write_the_total_or_a_price_directly(cart_server):
+    """The schema's write rules keep `totalPrice` and `price` for the role `cashier`, which no
+    client of the cart has: a change set setting them is refused as `forbidden`, nothing applied;
+    the methods act as the server and may."""
+    name = "cart-" + new_uuid()[:8]
+    assert cart_server.put(f"/v1/scopes/{name}", json={"root": {"clsName": "Cart"}}).status_code == 201
+    tea = call(cart_server, name, "addItem", {"name": "tea", "price": 3.5})
+    assert tea.status_code == 200, tea.text
+    state = cart_server.get(f"/v1/scopes/{name}").json()
+    root = state["rootUUID"]
+    item = tea.json()["result"]["item"]
+    for fragment in ({"type": "change", "uuid": root, "clsName": "Cart", "properties": {"totalPrice": 0}},
+                     {"type": "change", "uuid": item, "clsName": "Item", "properties": {"price": 0}}):
+        problem = assert_problem(cart_server.post(f"/v1/scopes/{name}/changesets", json={"fragments": [fragment]}),
+                                 422, "invalid-change-set")
+        error = problem["fragmentReplies"][0]["error"]
+        assert error["type"] == "forbidden" and error["property"] in ("totalPrice", "price"), error
+        assert "cashier" in error["message"]
+    # What a client may write is still open: the item's name.
+    renamed = cart_server.post(f"/v1/scopes/{name}/changesets", json={"fragments": [
+        {"type": "change", "uuid": item, "clsName": "Item", "properties": {"name": "green tea"}}]})
+    assert renamed.status_code == 200, renamed.text
+    items, total = cart(cart_server, name)
+    assert [(entry["name"], entry["price"]) for entry in items] == [("green tea", 3.5)] and total == 3.5
