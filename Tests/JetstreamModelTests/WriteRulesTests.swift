@@ -28,6 +28,7 @@ struct WriteRulesTests {
           Note:
             text: String
             pinned: { type: Bool, write: owner }
+            color: { type: String, default: yellow, write: "role:designer" }
           Badge:
             rules: { write: "role:editor" }
             text: String
@@ -203,6 +204,20 @@ struct WriteRulesTests {
         )
         _ = try Self.accept(state, [F.change(F.uuid(31), "Note", ["text": "bob was here"])], by: Self.bob)
         _ = try Self.accept(state, [F.change(F.uuid(31), "Note", ["pinned": true])], by: Self.ada)
+    }
+
+    @Test("an add naming a role-guarded property at its default writes nothing there; another value needs the role")
+    func addAtTheDefault() throws {
+        let state = try Self.board()
+        func add(_ color: String) -> [SyncFragment] {
+            [
+                F.add(F.uuid(33), "Note", ["text": "c", "pinned": false, "color": .string(color)]),
+                F.change(Self.root, "Board", ["notes": F.refs(F.uuid(31), F.uuid(32), F.uuid(33))]),
+            ]
+        }
+        _ = try Self.accept(state, add("yellow"), by: Self.bob)
+        #expect(Self.refusals(state, add("red"), by: Self.bob) == ["forbidden color", "{}"])
+        _ = try Self.accept(state, add("red"), by: ChangeAuthor(subject: "bob", roles: ["designer"]))
     }
 
     @Test("a role rule needs the role in the writer's roles, owner or not")

@@ -493,7 +493,7 @@ def get_object(api: Api, name: str, uuid: str, depth=None) -> dict:
     assert response.status_code == 200, response.text
     assert etag_version(response) == api.state(name)["version"]
     body = response.json()
-    assert set(body) == {"uuid", "clsName", "properties", "parents"}, body
+    assert set(body) == {"uuid", "clsName", "owner", "properties", "parents"}, body
     return body
 
 

@@ -15,7 +15,8 @@ extension ChangeSetApplier {
 
     /// Checks the values a fragment changes against the class's `write` rule, each property's
     /// `write` rule and `immutable`. Objects the set adds are their author's and still being
-    /// built: only role rules bind their properties.
+    /// built: only role rules bind their properties, and only where a value differs from the
+    /// default.
     func checkRules(
         of fragment: SyncFragment, modelClass: ModelClass, updates: [(index: Int, value: Value)]
     ) throws(FragmentError) {
@@ -24,8 +25,10 @@ extension ChangeSetApplier {
         let owner = isNew ? author.subject : object.owner
         var checkedClassRule = false
         for update in updates {
-            // What the set adds is written whole: every property it names counts, even a default.
-            guard isNew || object.values[update.index] != update.value else { continue }
+            // A value that does not change is no write. An object being added holds its defaults
+            // until its add is applied, so an add that names a property at its default (a client
+            // sending whole objects) writes nothing there either.
+            guard object.values[update.index] != update.value else { continue }
             let property = modelClass.properties[update.index]
             if !checkedClassRule, !isNew {
                 checkedClassRule = true
