@@ -30,6 +30,31 @@ public struct BenchScope {
         }
     }()
 
+    /// The bench schema with ownership rules on every class below the root (`write: owner,
+    /// delete: owner`, an immutable `createdAt` on shapes): what `ModelBench --only rules` compares
+    /// with ``schema`` to cost the checks.
+    public static let rulesSchema: Schema = {
+        do {
+            return try Schema.parse(
+                yaml: """
+                    models:
+                      Canvas: { name: String?, shapes: [Shape], layers: [Layer] }
+                      Layer: { rules: { write: owner, delete: owner }, name: String?, groups: [Group] }
+                      Group: { rules: { write: owner, delete: owner }, name: String?, shapes: [Shape] }
+                      Shape:
+                        rules: { write: owner, delete: owner }
+                        x: Float
+                        y: Float
+                        label: String?
+                        createdAt: { type: String?, immutable: true }
+                    scopes:
+                      "bench-*": { root: Canvas }
+                    """, file: "bench-rules")
+        } catch {
+            fatalError("bench rules schema: \(error)")
+        }
+    }()
+
     public static let shapesPerGroup = 100
     public static let groupsPerLayer = 100
     /// Limits large enough for a 1M-object scope.
@@ -37,6 +62,10 @@ public struct BenchScope {
         maxObjectsPerScope: 2_000_000, maxFragmentsPerSet: 10_000, maxStringLength: 65_536,
         maxCollectionLength: 100_000)
 
+    /// The schema the scope was built under (its objects' classes are this schema's).
+    public let schema: Schema
+    /// Who the scope's change sets are written by: its owner when built under ``rulesSchema``.
+    public let author: ChangeAuthor
     /// The current state; assign an accepted change set's state to move on.
     public var state: ScopeState
     /// Every group, in creation order.
@@ -44,9 +73,12 @@ public struct BenchScope {
     /// The source of every UUID and coordinate, seeded so runs are comparable.
     public var random = SplitMix(seed: 42)
 
-    /// Builds a scope of about `objects` objects through ordinary change sets, one group a set.
-    public init(objects: Int) {
-        let canvas = BenchScope.schema.modelClass(named: "Canvas")!
+    /// Builds a scope of about `objects` objects through ordinary change sets, one group a set,
+    /// written under `schema` by `author` (who owns everything the scope holds).
+    public init(objects: Int, schema: Schema = BenchScope.schema, author: ChangeAuthor = .server()) {
+        self.schema = schema
+        self.author = author
+        let canvas = schema.modelClass(named: "Canvas")!
         state = ScopeState(rootUUID: UUID(), rootClass: canvas)
         let groupCount = max(1, objects / (BenchScope.shapesPerGroup + 1))
         var layers: [UUID] = []
@@ -83,10 +115,11 @@ public struct BenchScope {
                     properties: ["groups": .array(groupsOfLayer.map { .string($0.wireString) })]))
             guard
                 case .accepted(let applied) = state.applying(
-                    fragments, schema: BenchScope.schema, limits: BenchScope.limits)
+                    fragments, schema: schema, limits: BenchScope.limits, author: author)
             else {
-                fatalError(
-                    "building the bench scope failed: \(state.applying(fragments, schema: BenchScope.schema).replies)")
+                let replies = state.applying(fragments, schema: schema, limits: BenchScope.limits, author: author)
+                    .replies
+                fatalError("building the bench scope failed: \(replies)")
             }
             state = applied.state
         }

@@ -16,12 +16,14 @@ var applyRows: [JSONValue] = []
 var stateSteps = JSONObject()
 var coderRows: [JSONValue] = []
 var operationRows: [JSONValue] = []
+var rulesRows: [JSONValue] = []
 func jsonNumber(_ value: Double, _ digits: Int = 3) -> JSONValue {
     .number(JSONNumber(Double(Measure.format(value, digits))!))
 }
 @MainActor func printJSON() {
     var document: JSONObject = ["benchmark": "ModelBench", "quick": .bool(quick), "apply": .array(applyRows)]
     if !operationRows.isEmpty { document["ops"] = .array(operationRows) }
+    if !rulesRows.isEmpty { document["rules"] = .array(rulesRows) }
     if !stateSteps.isEmpty { document["state"] = .object(stateSteps) }
     if !coderRows.isEmpty { document["json"] = .array(coderRows) }
     print(String(decoding: JSONValue.object(document).encoded(), as: UTF8.self))
@@ -121,6 +123,23 @@ if runs("ops") {
                     [
                         "\(row.elements)", row.edit, row.body, "\(row.bodyBytes)", Measure.format(row.parseApplyP50),
                         Measure.format(row.parseApplyP99), Measure.format(row.encodeP50),
+                    ], widths: widths))
+        }
+    }
+}
+
+if runs("rules") {
+    say("\n## the write rules' cost: the same set under no rules and under owner rules, written by the owner\n")
+    let widths = [24, 10, 14, 14, 12]
+    say(Measure.row(["schema", "objects", "apply p50 µs", "apply p99 µs", "mean µs"], widths: widths))
+    for objects in quick ? [1_000] : [10_000, 100_000] {
+        for row in RulesBench.run(objects: objects, sets: setsPerSize) {
+            rulesRows.append(row.jsonValue)
+            say(
+                Measure.row(
+                    [
+                        row.schema, "\(row.objects)", Measure.format(row.p50), Measure.format(row.p99),
+                        Measure.format(row.mean),
                     ], widths: widths))
         }
     }
