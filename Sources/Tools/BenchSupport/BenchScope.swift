@@ -30,26 +30,29 @@ public struct BenchScope {
         }
     }()
 
-    /// The bench schema with ownership rules on every class below the root (`write: owner,
-    /// delete: owner`, an immutable `createdAt` on shapes): what `ModelBench --only rules` compares
-    /// with ``schema`` to cost the checks.
+    /// ``schema`` with ownership rules on every class below the root (`write: owner, delete:
+    /// owner`) and the shapes' `label` immutable: what `ModelBench --only rules` compares with
+    /// ``schema`` to cost the checks (the same classes and properties otherwise).
     public static let rulesSchema: Schema = {
+        guard case .object(var document) = schema.jsonValue, case .object(var models)? = document["models"] else {
+            fatalError("bench schema: not an object")
+        }
+        for name in ["Layer", "Group", "Shape"] {
+            guard case .object(let members)? = models[name] else { fatalError("bench schema: no \(name)") }
+            var ruled: JSONObject = ["rules": ["write": "owner", "delete": "owner"]]
+            for member in members {
+                if name == "Shape", member.key == "label", case .object(var label) = member.value {
+                    label["immutable"] = true
+                    ruled[member.key] = .object(label)
+                } else {
+                    ruled[member.key] = member.value
+                }
+            }
+            models[name] = .object(ruled)
+        }
+        document["models"] = .object(models)
         do {
-            return try Schema.parse(
-                yaml: """
-                    models:
-                      Canvas: { name: String?, shapes: [Shape], layers: [Layer] }
-                      Layer: { rules: { write: owner, delete: owner }, name: String?, groups: [Group] }
-                      Group: { rules: { write: owner, delete: owner }, name: String?, shapes: [Shape] }
-                      Shape:
-                        rules: { write: owner, delete: owner }
-                        x: Float
-                        y: Float
-                        label: String?
-                        createdAt: { type: String?, immutable: true }
-                    scopes:
-                      "bench-*": { root: Canvas }
-                    """, file: "bench-rules")
+            return try Schema.parse(tree: .object(document))
         } catch {
             fatalError("bench rules schema: \(error)")
         }
