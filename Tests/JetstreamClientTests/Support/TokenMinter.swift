@@ -17,8 +17,8 @@ actor TokenMinter {
         expiredToHandOut = count
     }
 
-    /// A token for `canvas-*` (read and write) that expires `lifetime` from now.
-    func mint(lifetime: TimeInterval) async throws -> String {
+    /// A token for `canvas-*` (read and write) that expires `lifetime` from now, for `subject`.
+    func mint(lifetime: TimeInterval, subject: String = "client-test") async throws -> String {
         minted += 1
         var lifetime = lifetime
         if expiredToHandOut > 0 {
@@ -26,7 +26,7 @@ actor TokenMinter {
             lifetime = -60
         }
         let claims = TokenClaims(
-            sub: SubjectClaim(value: "client-test"), exp: ExpirationClaim(value: Date().addingTimeInterval(lifetime)),
+            sub: SubjectClaim(value: subject), exp: ExpirationClaim(value: Date().addingTimeInterval(lifetime)),
             jetstream: TokenClaims.Grants(read: ["canvas-*"], write: ["canvas-*"]))
         return try await keys.sign(claims)
     }
