@@ -106,6 +106,17 @@ struct WriteRulesTests {
         #expect(Schema.demo.jsonValue.encodedString().contains("immutable") == false)
     }
 
+    @Test("schemas that differ only by write rules may serve one store side by side; their fingerprints differ")
+    func rulesAndRollingUpgrades() throws {
+        let open = try Schema.parse(
+            yaml: Self.yaml.replacingOccurrences(of: "rules: { write: owner, delete: owner }", with: "rules: {}")
+                .replacingOccurrences(of: ", immutable: true", with: ""))
+        #expect(!open.modelClass(named: "Shape")!.hasRules)
+        #expect(Self.schema.rollingUpgradeConflicts(with: open).isEmpty)
+        #expect(open.rollingUpgradeConflicts(with: Self.schema).isEmpty)
+        #expect(open.fingerprint != Self.schema.fingerprint)
+    }
+
     @Test("a property called rules is still a property when it is a type or has type/enum")
     func propertyCalledRules() throws {
         let schema = try Schema.parse(
