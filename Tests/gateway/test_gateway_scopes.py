@@ -249,12 +249,13 @@ def test_object_answers_with_its_properties_and_parents(api):
     assert response.status_code == 200, response.text
     assert etag_version(response) == answer["version"]
     body = response.json()
-    assert body == {"uuid": shape, "clsName": "Shape",
+    # Added without a token: no owner.
+    assert body == {"uuid": shape, "clsName": "Shape", "owner": None,
                     "properties": {"x": 1, "y": 2, "width": 100, "height": 100, "color": None,
                                    "label": "hi", "kind": "rect"},
                     "parents": [{"uuid": root, "key": "shapes"}]}
     root_body = api.http.get(f"/v1/scopes/{name}/objects/{root}").json()
-    assert root_body["clsName"] == "Canvas" and root_body["parents"] == []
+    assert root_body["clsName"] == "Canvas" and root_body["parents"] == [] and root_body["owner"] is None
     assert root_body["properties"]["shapes"] == [shape]
 
 
