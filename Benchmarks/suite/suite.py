@@ -4,9 +4,10 @@ the same workloads, driven by `jetstream bench`; one Markdown table with ratios 
 
 Run it through Benchmarks/suite/run.sh (same arguments). Python 3 standard library only.
 
-  targets    gateway      .build/release/jetstream serve (fresh data dir, --no-access-log)
-             hummingbird  Benchmarks/reference-hummingbird: jetstream-reference
-             nginx        the gateway's exact state bytes as a static file (GET only: the ceiling)
+  targets    gateway            .build/release/jetstream serve (fresh data dir, --no-access-log)
+             hummingbird        Benchmarks/reference-hummingbird: jetstream-reference
+             hummingbird-light  the same binary with --light (light checks, one mutex per scope)
+             nginx              the gateway's exact state bytes as a static file (GET only: the ceiling)
   workloads  get          GET /v1/scopes/canvas-read (≈2.5 KB of state)   jetstream bench read
              post         32 writers, durable change sets                 jetstream bench write
              fanout-1k    1000 SSE subscribers, 100 change sets/s         jetstream bench fanout
@@ -48,11 +49,14 @@ REFERENCE_PACKAGE = ROOT / "Benchmarks" / "reference-hummingbird"
 DOCS = ROOT / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- suite:begin -->", "<!-- suite:end -->"
 
-TARGETS = ["gateway", "hummingbird", "nginx"]
+TARGETS = ["gateway", "hummingbird", "hummingbird-light", "nginx"]
+# Targets served by the reference binary (Benchmarks/reference-hummingbird).
+REFERENCE_TARGETS = {"hummingbird", "hummingbird-light"}
 WORKLOADS = ["get", "post", "fanout-1k", "fanout-5k", "idle", "apply"]
 SUPPORTS = {
     "gateway": set(WORKLOADS),
     "hummingbird": {"get", "post", "fanout-1k", "fanout-5k", "idle"},
+    "hummingbird-light": {"get", "post", "fanout-1k", "fanout-5k", "idle"},
     "nginx": {"get"},
 }
 READ_SCOPE = "canvas-read"
@@ -365,7 +369,7 @@ class Suite:
             steps.append(["swift", "build", "-c", "release", "--product", "jetstream"])
         if "apply" in a.workloads and "gateway" in a.targets and not a.modelbench:
             steps.append(["swift", "build", "-c", "release", "--product", "ModelBench"])
-        if "hummingbird" in a.targets and not a.reference and REFERENCE_PACKAGE.is_dir():
+        if REFERENCE_TARGETS & set(a.targets) and not a.reference and REFERENCE_PACKAGE.is_dir():
             steps.append(["swift", "build", "-c", "release", "--package-path", str(REFERENCE_PACKAGE)])
         for step in steps:
             log("== " + " ".join(step))
@@ -400,7 +404,7 @@ class Suite:
         # A missing reference fails its rows (FAILED), not the whole suite.
         self.reference = None
         self.reference_problem = None
-        if "hummingbird" in a.targets and set(a.workloads) & SUPPORTS["hummingbird"]:
+        if REFERENCE_TARGETS & set(a.targets) and set(a.workloads) & SUPPORTS["hummingbird"]:
             if a.reference:
                 self.reference = pathlib.Path(a.reference).resolve()
             elif REFERENCE_PACKAGE.is_dir():
@@ -432,12 +436,14 @@ class Suite:
                        "--max-pending-bytes", "4194304", "--max-streams-per-client", "100000",
                        "--max-streams", "100000"]
             server = Server("gateway", command, d, 0)
-        elif target == "hummingbird":
+        elif target in REFERENCE_TARGETS:
             if self.reference_problem:
                 raise Failure(self.reference_problem)
             port = free_port()
             command = [str(self.reference), "--host", "127.0.0.1", "--port", str(port)]
-            server = Server("hummingbird", command, d, port)
+            if target == "hummingbird-light":
+                command.append("--light")
+            server = Server(target, command, d, port)
         else:
             server = self.nginx(d)
         self.servers.append(server)
@@ -855,6 +861,8 @@ def goals(rows: list[dict], workloads: list[str] | None = None) -> list[dict]:
         ("get", "GET ≥ 0.7× nginx (req/s)", rel(fig("get", "gateway"), fig("get", "nginx")), ">=", 0.7, "×"),
         ("post", "POST ≥ 20 000 change sets/s", fig("post", "gateway"), ">=", 20000, " /s"),
         ("post", "POST p99 ≤ 5 ms", lat("post", "gateway"), "<=", 5, " ms"),
+        ("post", "POST ≥ hummingbird-light (change sets/s)",
+         rel(fig("post", "gateway"), fig("post", "hummingbird-light")), ">=", 1, "×"),
         ("fanout-5k", "fan-out 5k ≥ 3× hummingbird (deliveries/s)",
          rel(fig("fanout-5k", "gateway"), fig("fanout-5k", "hummingbird")), ">=", 3, "×"),
         ("fanout-1k", "fan-out 1k p99 ≤ 20 ms", lat("fanout-1k", "gateway"), "<=", 20, " ms"),

@@ -59,14 +59,68 @@ def test_the_table_has_a_ratio_per_target_and_shows_failed_rows():
             row("get", "nginx", status="FAILED", failure="bench exit 1 | broken"),
             row("post", "gateway", bench=read(21000))]
     lines = suite.table(rows, args).splitlines()
-    assert lines[0] == "| workload | gateway | hummingbird | gateway ÷ hummingbird | nginx | gateway ÷ nginx |"
+    assert lines[0] == ("| workload | gateway | hummingbird | gateway ÷ hummingbird | hummingbird-light"
+                        " | gateway ÷ hummingbird-light | nginx | gateway ÷ nginx |")
     get = lines[2].removesuffix(" |").split(" | ")
     assert get[0] == "| GET state, 64 connections, 3 s"
     assert get[1].startswith("30 000 req/s, p50 0.50 / p99 1.00 ms, CPU 1.5 s, peak RSS 20 MiB (2534 B")
     assert get[3] == "1.50×"
-    assert get[4].startswith("**FAILED**: bench exit 1 \\| broken") and get[5] == "–"
+    assert get[4] == "–" and get[5] == "–"  # hummingbird-light not run in these rows
+    assert get[6].startswith("**FAILED**: bench exit 1 \\| broken") and get[7] == "–"
     post = lines[3].removesuffix(" |").split(" | ")
     assert post[2] == "–" and post[3] == "–"  # hummingbird not run for post in these rows
+
+
+def test_hummingbird_light_is_its_own_column_with_its_ratio_and_post_goal():
+    args = suite.parse_args(["--only", "post", "--targets", "gateway,hummingbird,hummingbird-light",
+                             "--duration", "3"])
+    assert args.targets == ["gateway", "hummingbird", "hummingbird-light"]
+    requests = {"requests": 30000}
+    rows = [row("post", "gateway", bench={**read(21000), **requests}),
+            row("post", "hummingbird", bench={**read(14000), **requests}),
+            row("post", "hummingbird-light", bench={**read(28000, p99=2.0), **requests})]
+    lines = suite.table(rows, args).splitlines()
+    assert lines[0] == ("| workload | gateway | hummingbird | gateway ÷ hummingbird | hummingbird-light"
+                        " | gateway ÷ hummingbird-light |")
+    post = lines[2].removesuffix(" |").split(" | ")
+    assert post[0] == "| POST change sets, 32 writers, 1 scope, 3 s"
+    assert post[4].startswith("28 000 req/s, p50 0.50 / p99 2.00 ms, CPU 1.5 s = 50.0 µs/request")
+    assert (post[3], post[5]) == ("1.50×", "0.75×")
+    goals = {g["goal"]: g for g in suite.goals(rows, ["post"])}
+    light = goals["POST ≥ hummingbird-light (change sets/s)"]
+    assert (light["measured"], light["result"]) == (0.75, "missed") and light["margin"] == pytest.approx(-0.25)
+    assert "| POST ≥ hummingbird-light (change sets/s) | 0.75× | missed | -25 % |" in suite.goals_table(
+        list(goals.values()))
+    rows[2] = row("post", "hummingbird-light", status="FAILED", failure="exited")
+    goals = {g["goal"]: g for g in suite.goals(rows, ["post"])}
+    assert goals["POST ≥ hummingbird-light (change sets/s)"]["result"] == "not measured"
+
+
+def test_the_light_target_starts_the_reference_with_the_light_flag(tmp_path):
+    """The command line only: a stand-in for the reference records its arguments and listens."""
+    stand_in = tmp_path / "jetstream-reference"
+    stand_in.write_text(
+        "#!/usr/bin/env python3\nimport socket, sys, time\n"
+        "open(sys.argv[0] + '.args', 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+        "port = int(sys.argv[sys.argv.index('--port') + 1])\n"
+        "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+        "s.bind(('127.0.0.1', port)); s.listen()\n"
+        "print(f'jetstream-reference listening on http://127.0.0.1:{port}', flush=True)\n"
+        "time.sleep(60)\n")
+    stand_in.chmod(0o755)
+    args = suite.parse_args(["--no-build", "--jetstream", "/bin/true", "--reference", str(stand_in), "--only", "post",
+                             "--targets", "hummingbird,hummingbird-light"])
+    runner = suite.Suite(args)
+    try:
+        runner.resolve_binaries()
+        for target in ("hummingbird", "hummingbird-light"):
+            server = runner.start(target, "test")
+            assert server.name == target
+            runner.stop(server)
+    finally:
+        runner.cleanup()
+    plain, light = (tmp_path / "jetstream-reference.args").read_text().splitlines()
+    assert "--light" not in plain.split() and light.split()[-1] == "--light"
 
 
 def test_update_docs_replaces_only_the_marked_section(tmp_path, monkeypatch):

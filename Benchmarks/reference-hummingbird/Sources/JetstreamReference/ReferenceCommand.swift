@@ -33,11 +33,18 @@ struct ReferenceCommand: AsyncParsableCommand {
     @Option(help: "Log level on stderr: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "notice"
 
+    @Flag(help: "Light mode: light change-set checks (class, object, property names, JSON types), a mutex per scope.")
+    var light = false
+
     func run() async throws {
         var logger = Logger(label: "jetstream-reference") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .notice
 
-        let registry = ScopeRegistry(limits: ScopeLimits(historyLimit: historyLimit, streamBufferLimit: streamBuffer))
+        let registry = ScopeRegistry(
+            limits: ScopeLimits(historyLimit: historyLimit, streamBufferLimit: streamBuffer), light: light)
+        if light {
+            logger.notice("light mode: light change-set checks, one mutex per scope")
+        }
         // The gateway serves an empty `demo` scope from the start; so does the reference.
         _ = registry.create(
             name: "demo",

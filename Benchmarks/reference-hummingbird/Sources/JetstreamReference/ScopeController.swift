@@ -69,7 +69,7 @@ struct ScopeController {
         }
     }
 
-    func scope(for context: BasicRequestContext) throws -> Scope {
+    func scope(for context: BasicRequestContext) throws -> any ScopeStore {
         let name = try context.parameters.require("name")
         guard let scope = registry.scope(named: name) else { throw Problem.notFound("no scope named '\(name)'") }
         return scope

@@ -131,7 +131,9 @@ extension ScopeState {
         return .success(plan)
     }
 
-    private mutating func commit(_ plan: ChangeSetPlan) {
+    /// Applies a plan that passed its mode's checks (`apply` here, `applyLightly` in light mode)
+    /// and bumps the version.
+    mutating func commit(_ plan: ChangeSetPlan) {
         for object in plan.added {
             objects[object.uuid] = object
         }
