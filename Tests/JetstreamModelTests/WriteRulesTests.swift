@@ -307,7 +307,7 @@ struct WriteRulesTests {
         let detach = [
             F.change(F.uuid(12), "Shape", ["x": 4]), F.change(Self.root, "Board", ["shapes": F.refs(F.uuid(12))]),
         ]
-        #expect(Self.refusals(state, detach, by: Self.bob) == ["{}", "forbidden"])
+        #expect(Self.refusals(state, detach, by: Self.bob) == ["{}", "forbidden shapes"])
         let removed = try #require(state.applying(detach, schema: Self.schema, author: Self.ada).applied)
         #expect(removed.removed == [F.uuid(17)])
     }
@@ -324,7 +324,7 @@ struct WriteRulesTests {
             ], by: Self.bob)
         next = try Self.accept(next, [F.change(F.uuid(21), "Group", ["members": []])], by: Self.ada)
         let dropGroup = [F.change(Self.root, "Board", ["groups": F.refs(F.uuid(21))])]
-        #expect(Self.refusals(next, dropGroup, by: Self.bob) == ["forbidden"])
+        #expect(Self.refusals(next, dropGroup, by: Self.bob) == ["forbidden groups"])
         let outcome = next.applying(dropGroup, schema: Self.schema, author: Self.bob)
         let message = try #require(outcome.replies.first?.error?.message)
         #expect(message.contains("'ada'") && message.contains(F.uuid(11).wireString))

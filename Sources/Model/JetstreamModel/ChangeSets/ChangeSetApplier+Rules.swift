@@ -55,18 +55,23 @@ extension ChangeSetApplier {
     }
 
     /// The removals the `delete` rules refuse, each reported at the fragment that took the object's
-    /// last reference away (or, for an object that left with its parent, at the first fragment that
-    /// detached anything).
+    /// last reference away, naming the property it was dropped from (or, for an object that left
+    /// with its parent, at the first fragment that detached anything, and its property).
     func removalRefusals(_ unreachable: [UUID]) -> [(index: Int, error: FragmentError)] {
         guard author.checksOwnership else { return [] }
-        let firstDetaching = detachedBy.values.min() ?? 0
+        let firstDetaching = detachedBy.values.min { $0.fragment < $1.fragment } ?? (0, "")
         var refusals: [(index: Int, error: FragmentError)] = []
         for uuid in unreachable {
             guard let object = base.object(uuid), object.modelClass.hasRules else { continue }
             let rule = object.modelClass.rules.delete
             guard !rule.allows(author, owner: object.owner) else { continue }
             let message = rule.refusal("remove", of: object.clsName, owner: object.owner) + " (\(uuid.wireString))"
-            refusals.append((detachedBy[uuid] ?? firstDetaching, FragmentError(.forbidden, message)))
+            let detached = detachedBy[uuid] ?? firstDetaching
+            refusals.append(
+                (
+                    detached.fragment,
+                    FragmentError(.forbidden, message, property: detached.property.isEmpty ? nil : detached.property)
+                ))
         }
         return refusals
     }

@@ -22,9 +22,10 @@ struct ChangeSetApplier {
     /// Whether any rule can refuse this set: the author is bound by rules and the schema has some.
     /// Without, the rule checks and their bookkeeping are skipped entirely.
     let checksRules: Bool
-    /// For each object that lost a reference, the first fragment that took it away: where a
-    /// removal the `delete` rule refuses is reported (kept only when ``checksRules``).
-    var detachedBy: [UUID: Int] = [:]
+    /// For each object that lost a reference, the first fragment that took it away and through
+    /// which property: where a removal the `delete` rule refuses is reported (kept only when
+    /// ``checksRules``).
+    var detachedBy: [UUID: (fragment: Int, property: String)] = [:]
     /// The fragment whose properties are being applied.
     private var currentFragment = 0
     private var addOrder: [UUID] = []
@@ -239,7 +240,10 @@ struct ChangeSetApplier {
             } else {
                 staged.objects[uuid]!.parents.remove(ref, count: -change)
                 lostReference.append(uuid)
-                if checksRules, detachedBy[uuid] == nil { detachedBy[uuid] = currentFragment }
+                if checksRules, detachedBy[uuid] == nil {
+                    let name = staged.objects[parent]!.modelClass.properties[property].name
+                    detachedBy[uuid] = (currentFragment, name)
+                }
             }
         }
     }
