@@ -25,7 +25,7 @@ struct ChangeSetApplier {
     /// For each object that lost a reference, the first fragment that took it away and through
     /// which property: where a removal the `delete` rule refuses is reported (kept only when
     /// ``checksRules``).
-    var detachedBy: [UUID: (fragment: Int, property: String)] = [:]
+    private(set) var detachedBy: [UUID: (fragment: Int, property: String)] = [:]
     /// The fragment whose properties are being applied.
     private var currentFragment = 0
     private var addOrder: [UUID] = []
@@ -110,7 +110,7 @@ struct ChangeSetApplier {
         return .accepted(AppliedChangeSet(state: staged, fragments: fragments, removed: removed))
     }
 
-    mutating func record(_ error: FragmentError, at index: Int) {
+    private mutating func record(_ error: FragmentError, at index: Int) {
         if errors[index] == nil { errors[index] = error }
     }
 
