@@ -60,7 +60,7 @@ public final class ScopeHandle: Sendable {
 
         /// Stages `state` on the tip; returns its append's lineage (parent, token).
         mutating func stage(_ state: ScopeState, payload: [UInt8]) -> (parent: UInt64, token: UInt64) {
-            let token = UInt64.random(in: 1...(UInt64.max >> 1))
+            let token = LineageToken.next()
             let parent = tipToken
             staged.append(StagedVersion(token: token, parent: parent, state: state, payload: payload))
             lastStaged = .now
@@ -71,7 +71,13 @@ public final class ScopeHandle: Sendable {
 
         /// The append of `token` is durable: it leaves the staged versions.
         mutating func didCommit(token: UInt64) {
-            staged.removeAll { $0.token == token }
+            // Appends commit in the order they were staged, so it is nearly always the first
+            // (which leaves without the others being moved one by one).
+            if staged.first?.token == token {
+                staged.removeFirst()
+            } else {
+                staged.removeAll { $0.token == token }
+            }
             committedToken = token
         }
 

@@ -157,7 +157,7 @@ public struct Gateway: Sendable {
     /// The request body parsed as JSON (any value), or `400 invalid-json`.
     static func jsonBody(_ request: HTTPServerRequest) throws(Problem) -> JSONValue {
         // A compressed body would reach the parser as bytes it cannot read: say why instead.
-        if let coding = request.headerFields[.contentEncoding], coding.trimmingSpaces.lowercased() != "identity" {
+        if let coding = request.headerFields.value(of: .contentEncoding), coding.trimmingSpaces.lowercased() != "identity" {
             throw Problem(
                 .unsupportedMediaType,
                 detail:
@@ -173,13 +173,15 @@ public struct Gateway: Sendable {
 
     /// The `Content-Type` without parameters, lowercased (`""` when absent).
     static func mediaType(of request: HTTPServerRequest) -> String {
-        let contentType = request.headerFields[.contentType] ?? ""
+        guard let contentType = request.headerFields.value(of: .contentType) else { return "" }
+        // What nearly every write sends: nothing to strip or lower (read on every change set).
+        if contentType == "application/json" { return contentType }
         return contentType.split(separator: ";").first.map { String($0).trimmingSpaces.lowercased() } ?? ""
     }
 
     static func requireJSONContentType(_ request: HTTPServerRequest) throws(Problem) {
-        let contentType = request.headerFields[.contentType] ?? ""
         guard mediaType(of: request) == "application/json" else {
+            let contentType = request.headerFields.value(of: .contentType) ?? ""
             throw Problem(
                 .unsupportedMediaType,
                 detail: contentType.isEmpty

@@ -49,8 +49,8 @@ public final class AccessControl: Sendable {
     /// The client a request comes from, after trusted-proxy resolution.
     func client(of request: HTTPServerRequest, peer: String) -> String {
         ClientAddress.resolve(
-            peer: peer, forwardedFor: request.headerFields[ServerHeaders.xForwardedFor],
-            forwarded: request.headerFields[ServerHeaders.forwarded], trusted: policy.trustedProxies)
+            peer: peer, forwardedFor: request.headerFields.value(of: ServerHeaders.xForwardedFor),
+            forwarded: request.headerFields.value(of: ServerHeaders.forwarded), trusted: policy.trustedProxies)
     }
 }
 

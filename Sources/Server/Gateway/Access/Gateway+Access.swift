@@ -32,7 +32,7 @@ extension Gateway {
             switch self {
             case .never: false
             case .always: true
-            case .whenRequestHas(let name): grant.subject != nil || request.headerFields[name] != nil
+            case .whenRequestHas(let name): grant.subject != nil || request.headerFields.value(of: name) != nil
             }
         }
     }

@@ -19,7 +19,7 @@ extension Gateway {
         guard cors.isEnabled else { return }
         for path in Self.preflightPaths {
             router.on(.options, path) { request, _ in
-                let origin = request.headerFields[ServerHeaders.origin]
+                let origin = request.headerFields.value(of: ServerHeaders.origin)
                 guard let origin, let method = request.headerFields[ServerHeaders.accessControlRequestMethod] else {
                     return HTTPServerResponse(
                         status: .noContent, headerFields: [.allow: cors.allowedMethods.joined(separator: ", ")])
@@ -51,7 +51,7 @@ extension Gateway {
         let cors = access.policy.cors
         guard cors.isEnabled else { return nil }
         return { request, fields in
-            cors.apply(origin: request.headerFields[ServerHeaders.origin], to: &fields)
+            cors.apply(origin: request.headerFields.value(of: ServerHeaders.origin), to: &fields)
         }
     }
 }

@@ -94,7 +94,7 @@ extension Gateway {
     /// The `If-Match` precondition of a write: nil without one, `400` when it is not a list of
     /// strong entity tags.
     static func ifMatch(of request: HTTPServerRequest) throws(Problem) -> EntityTag.Condition? {
-        guard let header = request.headerFields[.ifMatch] else { return nil }
+        guard let header = request.headerFields.value(of: .ifMatch) else { return nil }
         guard let condition = EntityTag.parse(header, allowWeak: false) else {
             throw Problem(.badRequest, detail: "If-Match \(header) is not a list of entity tags")
         }

@@ -77,7 +77,7 @@ extension Gateway {
     /// The JSON of a merge patch: `application/merge-patch+json` (RFC 7396) or `application/json`.
     static func mergePatchBody(_ request: HTTPServerRequest) throws(Problem) -> JSONValue {
         guard ["application/merge-patch+json", "application/json"].contains(mediaType(of: request)) else {
-            let contentType = request.headerFields[.contentType] ?? ""
+            let contentType = request.headerFields.value(of: .contentType) ?? ""
             throw Problem(
                 .unsupportedMediaType,
                 detail: (contentType.isEmpty ? "no Content-Type" : "Content-Type \(contentType) is not supported")

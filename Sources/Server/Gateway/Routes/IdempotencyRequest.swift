@@ -24,7 +24,7 @@ enum IdempotencyRequest {
     static func key(of request: HTTPServerRequest, subject: String?) throws(Problem) -> IdempotencyKey? {
         // Checked with or without a key: a malformed header is refused, never silently ignored.
         let created = try createdTime(of: request)
-        guard var text = request.headerFields[headerName] else { return nil }
+        guard var text = request.headerFields.value(of: headerName) else { return nil }
         if text.utf8.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") {
             text = String(text.dropFirst().dropLast())
         }
@@ -47,7 +47,7 @@ enum IdempotencyRequest {
 
     /// `Idempotency-Key-Created` in ms since 1970, nil without one, `400` when it is not RFC 3339.
     private static func createdTime(of request: HTTPServerRequest) throws(Problem) -> Int64? {
-        guard let header = request.headerFields[createdHeaderName] else { return nil }
+        guard let header = request.headerFields.value(of: createdHeaderName) else { return nil }
         guard let milliseconds = IdempotencyKey.createdMilliseconds(header) else {
             throw Problem(
                 .badRequest,

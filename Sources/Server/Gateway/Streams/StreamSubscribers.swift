@@ -49,7 +49,7 @@ final class StreamSubscribers: ScopeSubscribers {
     }
 
     func publish(_ event: ScopeEvent) {
-        group.broadcast(encoded: SSEFrame.frame(event))
+        group.broadcast(encoding: { SSEFrame.frame(event) })
         for member in members.withLock({ Array($0.values) }) { member.receive(event) }
     }
 

@@ -77,8 +77,19 @@ public final class EventBroadcaster: Sendable {
     /// Writes an already encoded event to every stream; returns the number of subscribers.
     @discardableResult
     public func broadcast(encoded event: EncodedEvent) -> Int {
+        broadcast(encoding: { event })
+    }
+
+    /// Writes the event `encode` makes to every stream; returns the number of subscribers.
+    /// `encode` runs only when some stream is there to write to: a scope nobody follows does not
+    /// pay for its events' encoding on every write.
+    @discardableResult
+    public func broadcast(encoding encode: () -> EncodedEvent) -> Int {
         let groups = members.withLock { $0 }
+        var encoded: EncodedEvent?
         for group in groups where group.count.load(ordering: .relaxed) > 0 {
+            let event = encoded ?? encode()
+            encoded = event
             // Always queued, even from the loop itself: a stream whose joining task is queued on
             // the loop must see this event after its catch-up, not miss it.
             group.loop.execute {

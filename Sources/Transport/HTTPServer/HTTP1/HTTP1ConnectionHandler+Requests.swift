@@ -161,9 +161,8 @@ extension HTTP1ConnectionHandler {
 
     /// Moves buffered body bytes into the request; returns true once the body is complete.
     private func readBody() -> Bool {
-        guard var request = current else { return false }
-        // Take the request out so appending to its body does not copy the body held by `current`.
-        current = nil
+        // Taken out (not copied) so appending to its body does not copy the body held by `current`.
+        guard var request = current.take() else { return false }
         let available = input.count - inputStart
         if var decoder = request.decoder {
             let start = inputStart
@@ -231,7 +230,8 @@ extension HTTP1ConnectionHandler {
     /// Hands the complete current request to the router (or to HTTP/2 on `Upgrade: h2c`).
     private func dispatch() {
         releaseBodyCharge()
-        guard var pending = current else { return }
+        // Taken out and put back: a copy would retain every part of the request once more.
+        guard var pending = current.take() else { return }
         // Parsed and routed before the body when it has one (`answeredBeforeBody`).
         let request =
             pending.request.map { HTTPServerRequest(head: $0.head, body: pending.body, version: $0.version) }

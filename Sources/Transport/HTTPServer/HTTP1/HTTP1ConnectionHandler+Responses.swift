@@ -5,8 +5,9 @@ import Synchronization
 
 extension HTTP1ConnectionHandler {
     func deliver(_ response: HTTPServerResponse, for requestID: UInt64) {
-        guard requestID == self.requestID, state.phase == .responding, let request = current,
-            let served = request.request
+        guard requestID == self.requestID, state.phase == .responding, current?.request != nil,
+            // Taken, not copied: the answer ends the request (`finishResponse` below).
+            let request = current.take(), let served = request.request
         else { return }
         var response = response
         ResponseFinalizer.finalize(&response, for: served, core: core, date: date)

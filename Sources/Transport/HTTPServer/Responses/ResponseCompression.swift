@@ -14,8 +14,7 @@ enum ResponseCompression {
     static let policy = CompressionPolicy()
 
     static func acceptEncoding(of request: HTTPServerRequest) -> String? {
-        let values = request.headerFields[values: .acceptEncoding]
-        return values.isEmpty ? nil : values.joined(separator: ", ")
+        request.headerFields.value(of: .acceptEncoding)
     }
 
     /// Compresses `response.body` in place when worthwhile and accepted; adds `Vary` whenever the
@@ -26,10 +25,9 @@ enum ResponseCompression {
             status != 304,
             !response.head.headerFields.contains(.contentRange)
         else { return }
-        let contentType = response.head.headerFields[.contentType]
-        // `fields[name]` joins every value into a new string; `contains` only scans.
         let fields = response.head.headerFields
-        let existingEncoding = fields.contains(.contentEncoding) ? fields[.contentEncoding] : nil
+        let contentType = fields.value(of: .contentType)
+        let existingEncoding = fields.value(of: .contentEncoding)
         guard
             policy.isEligible(
                 contentType: contentType, contentEncoding: existingEncoding, bodySize: response.body.count)

@@ -146,7 +146,8 @@ extension AccessLogEntry {
     /// // "/events?access_token=REDACTED&x=1"
     /// ```
     public static func redact(target: String, parameters: Set<String>) -> String {
-        guard !parameters.isEmpty, let question = target.firstIndex(of: "?") else { return target }
+        // A UTF-8 scan: `?` is ASCII, and a Character walk is what every request would pay here.
+        guard !parameters.isEmpty, let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target }
         let query = target[target.index(after: question)...]
         var changed = false
         let pairs = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> Substring in

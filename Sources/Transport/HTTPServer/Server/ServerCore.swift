@@ -111,8 +111,8 @@ final class ServerCore: Sendable {
                 target: request.target, parameters: configuration.redactedQueryParameters)
             let version = request.version
             let remoteAddress = connection.remoteAddress
-            let forwardedFor = request.headerFields[Self.xForwardedFor]
-            let forwarded = request.headerFields[Self.forwarded]
+            let forwardedFor = request.headerFields.value(of: Self.xForwardedFor)
+            let forwarded = request.headerFields.value(of: Self.forwarded)
             let route = match.route
             onAnswer = { status, bytes, streamed in
                 accessLog(

@@ -15,7 +15,7 @@ enum RequestToken {
     }
 
     static func find(in request: HTTPServerRequest) -> Found {
-        if let authorization = request.headerFields[.authorization] {
+        if let authorization = request.headerFields.value(of: .authorization) {
             let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
             guard parts.count == 2, parts[0].lowercased() == "bearer" else {
                 return .malformed("the Authorization header must be 'Bearer <token>'")
