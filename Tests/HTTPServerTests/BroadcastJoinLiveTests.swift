@@ -47,4 +47,34 @@ import Testing
             #expect(await waitUntil { group.subscriberCount == 1 })
         }
     }
+
+    @Test("an event is encoded only when a stream is there to take it")
+    func encodedOnlyForStreams() async throws {
+        let box = Box()
+        var router = Router()
+        router.get("/open") { _, context in
+            let stream = context.openEventStream()
+            box.opened.withLock { $0 = stream }
+            return .streamOpened
+        }
+        try await withTestServer(loops: 1, router: router) { _, port in
+            let group = EventBroadcaster()
+            let encodings = Mutex(0)
+            let encode = { @Sendable () -> EncodedEvent in
+                encodings.withLock { $0 += 1 }
+                return SSEEvent(id: "1", data: "only-one").encoded()
+            }
+            #expect(group.broadcast(encoding: encode) == 0)
+            #expect(encodings.withLock { $0 } == 0, "nobody follows: nothing encoded")
+
+            let client = try HTTPTestClient(port: port)
+            client.send("GET /open HTTP/1.1\r\nHost: a\r\n\r\n")
+            #expect(await client.read(untilContains: "\r\n\r\n").contains("200 OK"))
+            let stream = try #require(box.opened.withLock { $0 })
+            group.add(stream)
+            #expect(group.broadcast(encoding: encode) == 1)
+            #expect(await client.read(untilContains: "data: only-one\n\n").contains("id: 1\n"))
+            #expect(encodings.withLock { $0 } == 1)
+        }
+    }
 }

@@ -157,7 +157,9 @@ public struct Gateway: Sendable {
     /// The request body parsed as JSON (any value), or `400 invalid-json`.
     static func jsonBody(_ request: HTTPServerRequest) throws(Problem) -> JSONValue {
         // A compressed body would reach the parser as bytes it cannot read: say why instead.
-        if let coding = request.headerFields.value(of: .contentEncoding), coding.trimmingSpaces.lowercased() != "identity" {
+        if let coding = request.headerFields.value(of: .contentEncoding),
+            coding.trimmingSpaces.lowercased() != "identity"
+        {
             throw Problem(
                 .unsupportedMediaType,
                 detail:

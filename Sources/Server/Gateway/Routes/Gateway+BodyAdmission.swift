@@ -30,7 +30,9 @@ extension Gateway {
             }
             // The handlers check the media type, and a compressed body, before they parse: 415.
             guard mediaTypes.contains(Self.mediaType(of: request)) else { return true }
-            if let coding = request.headerFields.value(of: .contentEncoding), coding.trimmingSpaces.lowercased() != "identity" {
+            if let coding = request.headerFields.value(of: .contentEncoding),
+                coding.trimmingSpaces.lowercased() != "identity"
+            {
                 return true
             }
             // A write to a scope that does not exist: 404.
