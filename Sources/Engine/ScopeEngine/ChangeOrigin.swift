@@ -56,6 +56,40 @@ enum ChangeTime {
         let (days, dayMilliseconds) = milliseconds.quotientAndRemainderFlooring(dividingBy: 86_400_000)
         let (year, month, day) = civilDate(daysSince1970: days)
         let seconds = dayMilliseconds / 1000
+        guard (0...9999).contains(year) else {
+            return padded(year: year, month: month, day: day, dayMilliseconds: dayMilliseconds)
+        }
+        // The 24 bytes written in place: joining a dozen small strings cost more than the rest of
+        // the event's encoding.
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            func put(_ value: Int64, width: Int, at offset: Int) {
+                var rest = value
+                for position in (offset..<offset + width).reversed() {
+                    buffer[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+            }
+            put(year, width: 4, at: 0)
+            put(month, width: 2, at: 5)
+            put(day, width: 2, at: 8)
+            put(seconds / 3600, width: 2, at: 11)
+            put(seconds / 60 % 60, width: 2, at: 14)
+            put(seconds % 60, width: 2, at: 17)
+            put(dayMilliseconds % 1000, width: 3, at: 20)
+            buffer[4] = UInt8(ascii: "-")
+            buffer[7] = UInt8(ascii: "-")
+            buffer[10] = UInt8(ascii: "T")
+            buffer[13] = UInt8(ascii: ":")
+            buffer[16] = UInt8(ascii: ":")
+            buffer[19] = UInt8(ascii: ".")
+            buffer[23] = UInt8(ascii: "Z")
+            return 24
+        }
+    }
+
+    /// The same for a year outside 0…9999, which has no fixed width.
+    private static func padded(year: Int64, month: Int64, day: Int64, dayMilliseconds: Int64) -> String {
+        let seconds = dayMilliseconds / 1000
         var text = ""
         text.reserveCapacity(24)
         text += pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"

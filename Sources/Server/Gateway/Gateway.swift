@@ -138,8 +138,9 @@ public struct Gateway: Sendable {
     static func json(_ body: [UInt8], status: HTTPResponse.Status = .ok, version: Int? = nil) -> HTTPServerResponse {
         var fields: HTTPFields = [.contentType: "application/json"]
         if let version {
-            fields[.eTag] = EntityTag.header(for: version)
-            fields[.cacheControl] = "no-cache"
+            // Appended: the fields are new, and setting by name searches them first.
+            fields.append(HTTPField(name: .eTag, value: EntityTag.header(for: version)))
+            fields.append(HTTPField(name: .cacheControl, value: "no-cache"))
         }
         return HTTPServerResponse(status: status, headerFields: fields, body: body)
     }

@@ -111,8 +111,8 @@ extension HTTP1ConnectionHandler {
             dispatch()
             return true
         }
-        if answeredBeforeBody(&request) { return false }
-        current = request
+        guard let admitted = admittedBeforeBody(request) else { return false }
+        current = admitted
         state.headComplete(now: now, expectsBody: true)
         syncDeadline()
         if head.expectsContinue, input.count == inputStart {
@@ -124,23 +124,26 @@ extension HTTP1ConnectionHandler {
     /// A body is read only once it is wanted: an unknown route or method, or a route's own refusal
     /// (``BodyAdmission``), is answered from the head alone — no `100 Continue`, the body never
     /// read — and the connection closes after the answer (the unread body cannot be skipped safely).
-    /// A request that may succeed keeps its parsed head and route for when its body is in.
-    private func answeredBeforeBody(_ request: inout CurrentRequest) -> Bool {
-        var refused = request
-        refused.keepAlive = false
+    /// A request that may succeed keeps its parsed head and route for when its body is in: it is
+    /// returned, nil when it was answered.
+    private func admittedBeforeBody(_ request: consuming CurrentRequest) -> CurrentRequest? {
+        let keepAlive = request.keepAlive
         let preview = serverRequest(for: request.head, body: [])
-        refused.request = preview
-        current = refused
+        // The current request while the route decides, as a refusal would answer it: closing.
+        // Moved there and taken back, not copied (a copy retains every part of the request).
+        request.keepAlive = false
+        request.request = preview
+        current = request
         state.headComplete(now: now, expectsBody: false)
-        guard let match = core.answerBeforeBody(preview, channel: self, requestID: requestID, connection: connection)
+        guard let match = core.answerBeforeBody(preview, channel: self, requestID: requestID, connection: connection),
+            var admitted = current.take()
         else {
             syncDeadline()
-            return true
+            return nil
         }
-        current = nil
-        request.request = preview
-        request.match = match
-        return false
+        admitted.keepAlive = keepAlive
+        admitted.match = match
+        return admitted
     }
 
     private func serverRequest(for head: HTTP1RequestHead, body: [UInt8]) -> HTTPServerRequest {

@@ -10,11 +10,12 @@ enum ResponseFinalizer {
     static func finalize(
         _ response: inout HTTPServerResponse, for request: HTTPServerRequest, core: ServerCore, date: DateCache
     ) {
+        // Appended when absent: setting by name would search the fields a second time.
         if !response.head.headerFields.contains(.date) {
-            response.head.headerFields[.date] = date.current
+            response.head.headerFields.append(HTTPField(name: .date, value: date.current))
         }
         if let serverName = core.configuration.serverName, !response.head.headerFields.contains(.server) {
-            response.head.headerFields[.server] = serverName
+            response.head.headerFields.append(HTTPField(name: .server, value: serverName))
         }
         if let responseHeaders = core.configuration.responseHeaders {
             responseHeaders(request, &response.head.headerFields)
