@@ -147,11 +147,14 @@ extension HTTP1ConnectionHandler {
     }
 
     private func serverRequest(for head: HTTP1RequestHead, body: [UInt8]) -> HTTPServerRequest {
-        var fields = HTTPFields()
-        fields.reserveCapacity(head.headers.count)
+        var parsed: [HTTPField] = []
+        parsed.reserveCapacity(head.headers.count)
         for header in head.headers {
-            if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+            if let name = HTTPField.Name(header.name) { parsed.append(HTTPField(name: name, value: header.value)) }
         }
+        // Added at once: one field at a time goes through `HTTPFields`' generic insertion each.
+        var fields = HTTPFields()
+        fields.append(contentsOf: parsed)
         let method = HTTPRequest.Method(head.method) ?? .get
         let authority = head.headers.first { $0.hasName("host") }?.value
         return HTTPServerRequest(

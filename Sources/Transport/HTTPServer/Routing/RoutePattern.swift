@@ -9,6 +9,10 @@ struct RoutePattern: Sendable, CustomStringConvertible {
 
     let segments: [Segment]
     let description: String
+    /// Whether it ends in `*`: then it matches paths of at least `segments.count - 1` parts, else
+    /// of exactly `segments.count`. Kept so that a request passes most routes on a comparison of
+    /// counts (a router tries every route in turn).
+    private let endsWithRest: Bool
 
     init(_ pattern: String) {
         description = pattern
@@ -17,6 +21,7 @@ struct RoutePattern: Sendable, CustomStringConvertible {
             if part.hasPrefix("{"), part.hasSuffix("}") { return .parameter(String(part.dropFirst().dropLast())) }
             return .literal(String(part))
         }
+        endsWithRest = segments.last == .rest
     }
 
     /// The parameters when `path` matches, else nil.
@@ -26,7 +31,7 @@ struct RoutePattern: Sendable, CustomStringConvertible {
 
     /// The parameters when the path split into `parts` matches, else nil.
     func match(parts: [Substring]) -> [String: String]? {
-        guard parts.count == segments.count || segments.last == .rest else { return nil }
+        guard parts.count == segments.count || endsWithRest else { return nil }
         var parameters: [String: String] = [:]
         for (position, segment) in segments.enumerated() {
             switch segment {
