@@ -23,8 +23,8 @@ extension SQLiteStore {
         public var maximumBatchSize: Int = 1024
         /// Most records background retention and expiry delete per batch, so appends never wait long.
         public var retentionChunk: Int = 512
-        /// WAL frames (pages of 4 KiB) after which the commit thread checkpoints, between batches: 64 MiB,
-        /// the size SQLite truncates the WAL back to (`journal_size_limit`). A checkpoint holds the
+        /// WAL frames (pages of 4 KiB) after which the commit thread checkpoints, between batches: 64 MiB
+        /// (SQLite truncates the WAL back to 72 MiB, so its blocks are kept). A checkpoint holds the
         /// next batch up, so a smaller bound shows in the write p99 (at 4096, 32 scopes under 32
         /// writers checkpointed about 10 times a second).
         public var checkpointFrames: Int = 16384
