@@ -238,15 +238,16 @@ extension HTTP1ConnectionHandler {
         releaseBodyCharge()
         // Taken out and put back: a copy would retain every part of the request once more.
         guard var pending = current.take() else { return }
-        // Parsed and routed before the body when it has one (`answeredBeforeBody`).
-        let request =
-            pending.request.map { HTTPServerRequest(head: $0.head, body: pending.body, version: $0.version) }
-            ?? serverRequest(for: pending.head, body: pending.body)
-        pending.body = []
+        // Parsed and routed before the body when it has one (`admittedBeforeBody`); the body moves
+        // into it (the request's own body is empty), and the route is read before `pending` is
+        // put back, which a later read would copy whole.
+        var request = pending.request.take() ?? serverRequest(for: pending.head, body: [])
+        swap(&request.body, &pending.body)
+        let match = pending.match
         pending.request = request
         current = pending
         if core.http2 != nil, upgradeToHTTP2(request) { return }
-        core.handle(request, channel: self, requestID: requestID, connection: connection, match: pending.match)
+        core.handle(request, channel: self, requestID: requestID, connection: connection, match: match)
     }
 
     private func upgradeToHTTP2(_ request: HTTPServerRequest) -> Bool {
