@@ -14,15 +14,21 @@ import Testing
         let opened = Mutex<EventStream?>(nil)
     }
 
-    @Test("an event broadcast right after add reaches the stream, after its catch-up, even with its loop busy")
-    func broadcastRightAfterJoin() async throws {
-        let box = Box()
+    /// `GET /open` opens an event stream and leaves it in `box`.
+    static func router(keepingStreamsIn box: Box) -> Router {
         var router = Router()
         router.get("/open") { _, context in
             let stream = context.openEventStream()
             box.opened.withLock { $0 = stream }
             return .streamOpened
         }
+        return router
+    }
+
+    @Test("an event broadcast right after add reaches the stream, after its catch-up, even with its loop busy")
+    func broadcastRightAfterJoin() async throws {
+        let box = Box()
+        let router = Self.router(keepingStreamsIn: box)
         try await withTestServer(loops: 1, router: router) { _, port in
             let client = try HTTPTestClient(port: port)
             client.send("GET /open HTTP/1.1\r\nHost: a\r\n\r\n")
@@ -51,12 +57,7 @@ import Testing
     @Test("an event is encoded only when a stream is there to take it")
     func encodedOnlyForStreams() async throws {
         let box = Box()
-        var router = Router()
-        router.get("/open") { _, context in
-            let stream = context.openEventStream()
-            box.opened.withLock { $0 = stream }
-            return .streamOpened
-        }
+        let router = Self.router(keepingStreamsIn: box)
         try await withTestServer(loops: 1, router: router) { _, port in
             let group = EventBroadcaster()
             let encodings = Mutex(0)
