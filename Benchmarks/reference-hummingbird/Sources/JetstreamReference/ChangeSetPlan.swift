@@ -11,4 +11,23 @@ struct ChangeSetPlan: Sendable {
     var removed: [UUID] = []
     /// The normalised fragments, one per request fragment.
     var fragments: [Fragment] = []
+
+    /// Records one valid fragment: an `add` as a new object with its class's defaults and
+    /// `updates`, a `change` as its writes; either way its normalised fragment (both modes).
+    mutating func record(
+        _ type: FragmentType, uuid: UUID, modelClass: ModelClass, updates: [(index: Int, value: JSONValue)]
+    ) {
+        if type == .add {
+            var object = ModelObject(uuid: uuid, modelClass: modelClass, values: modelClass.defaultValues)
+            for update in updates { object.values[update.index] = update.value }
+            added.append(object)
+            fragments.append(object.fragment(type: .add))
+        } else {
+            changes.append((uuid, updates))
+            let entries = updates.map { (name: modelClass.properties[$0.index].name, value: $0.value) }
+            fragments.append(
+                Fragment(
+                    type: .change, uuid: uuid, clsName: modelClass.name, properties: PropertyList(entries: entries)))
+        }
+    }
 }

@@ -94,19 +94,7 @@ extension ScopeState {
                     if case .string(let text) = $0 { UUID(uuidString: text) } else { nil }
                 }
             }
-            if request.type == .add {
-                var object = ModelObject(uuid: request.uuid, modelClass: modelClass, values: modelClass.defaultValues)
-                for update in updates { object.values[update.index] = update.value }
-                plan.added.append(object)
-                plan.fragments.append(object.fragment(type: .add))
-            } else {
-                plan.changes.append((request.uuid, updates))
-                let entries = updates.map { (name: modelClass.properties[$0.index].name, value: $0.value) }
-                plan.fragments.append(
-                    Fragment(
-                        type: .change, uuid: request.uuid, clsName: modelClass.name,
-                        properties: PropertyList(entries: entries)))
-            }
+            plan.record(request.type, uuid: request.uuid, modelClass: modelClass, updates: updates)
         }
         if errors.contains(where: { $0 != nil }) {
             return .failure(Rejection(replies: errors.map { FragmentReply(error: $0) }))

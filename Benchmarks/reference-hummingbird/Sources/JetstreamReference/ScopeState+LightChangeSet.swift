@@ -41,22 +41,10 @@ extension ScopeState {
                 updates.sort { $0.index < $1.index }
                 if request.type == .add {
                     addedClasses[request.uuid] = modelClass
-                    var object = ModelObject(
-                        uuid: request.uuid, modelClass: modelClass, values: modelClass.defaultValues)
-                    for update in updates { object.values[update.index] = update.value }
-                    plan.added.append(object)
-                    plan.fragments.append(object.fragment(type: .add))
-                } else {
-                    if request.uuid == rootUUID, let shapes = shapeList(in: updates, of: modelClass) {
-                        newShapes = shapes
-                    }
-                    plan.changes.append((request.uuid, updates))
-                    let written = updates.map { (name: modelClass.properties[$0.index].name, value: $0.value) }
-                    plan.fragments.append(
-                        Fragment(
-                            type: .change, uuid: request.uuid, clsName: modelClass.name,
-                            properties: PropertyList(entries: written)))
+                } else if request.uuid == rootUUID, let shapes = shapeList(in: updates, of: modelClass) {
+                    newShapes = shapes
                 }
+                plan.record(request.type, uuid: request.uuid, modelClass: modelClass, updates: updates)
             } catch {
                 errors[index] = error
             }
