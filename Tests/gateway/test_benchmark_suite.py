@@ -42,9 +42,10 @@ def test_goals_give_met_or_missed_with_the_margin_relative_to_the_goal():
     assert (hb["measured"], hb["result"]) == (2.0, "met") and hb["margin"] == pytest.approx(1 / 3)
     nginx = goals["GET ≥ 0.7× nginx (req/s)"]
     assert nginx["result"] == "missed" and nginx["margin"] == pytest.approx(-2 / 7)
-    assert goals["POST ≥ 20 000 change sets/s"]["result"] == "met"
-    p99 = goals["POST p99 ≤ 5 ms"]
-    assert p99["result"] == "missed" and p99["margin"] == pytest.approx(-0.4)
+    assert goals["POST ≥ 30 000 change sets/s"]["result"] == "missed"
+    p99 = goals["POST p99 ≤ 3 ms"]
+    assert p99["result"] == "missed" and p99["margin"] == pytest.approx(-4 / 3)
+    assert goals["POST server CPU ≤ 40 µs per change set"]["result"] == "not measured"  # no request count
     assert goals["idle ≤ 4 KiB per stream"]["margin"] == pytest.approx(0.5)
     assert goals["fan-out 1k p99 ≤ 20 ms"]["result"] == "not measured"  # its row failed
     assert goals["fan-out 5k ≥ 3× hummingbird (deliveries/s)"]["result"] == "not measured"
@@ -94,6 +95,48 @@ def test_hummingbird_light_is_its_own_column_with_its_ratio_and_post_goal():
     rows[2] = row("post", "hummingbird-light", status="FAILED", failure="exited")
     goals = {g["goal"]: g for g in suite.goals(rows, ["post"])}
     assert goals["POST ≥ hummingbird-light (change sets/s)"]["result"] == "not measured"
+
+
+def test_the_32_scope_write_row_has_its_label_its_cpu_per_change_set_and_its_own_goals():
+    args = suite.parse_args(["--only", "post,post-32", "--targets", "gateway,hummingbird-light", "--duration", "3"])
+    assert args.workloads == ["post", "post-32"]
+    rows = [row("post", "gateway", bench={**read(31000, p99=2.5), "requests": 93000}),
+            row("post-32", "gateway", bench={**read(33000, p99=1.5), "requests": 30000},
+                server={"cpuSeconds": 1.35, "peakRssKiB": 20480}),
+            row("post-32", "hummingbird-light", bench={**read(22000, p99=3.5), "requests": 66000})]
+    lines = suite.table(rows, args).splitlines()
+    post32 = lines[3].removesuffix(" |").split(" | ")
+    assert post32[0] == "| POST change sets, 32 writers, 32 scopes, 3 s"
+    assert post32[1].startswith("33 000 req/s, p50 0.50 / p99 1.50 ms, CPU 1.4 s = 45.0 µs/request")
+    assert post32[3] == "1.50×"
+    goals = {g["goal"]: g for g in suite.goals(rows, ["post", "post-32"])}
+    assert goals["POST, 32 scopes, ≥ 30 000 change sets/s"]["result"] == "met"
+    assert goals["POST, 32 scopes, p99 ≤ 3 ms"]["result"] == "met"
+    cpu32 = goals["POST, 32 scopes, server CPU ≤ 40 µs per change set"]
+    assert (cpu32["result"], cpu32["measured"]) == ("missed", pytest.approx(45.0))
+    assert goals["POST, 32 scopes, ≥ hummingbird-light (change sets/s)"]["measured"] == pytest.approx(1.5)
+    cpu1 = goals["POST server CPU ≤ 40 µs per change set"]  # 1.5 s over 93 000 change sets
+    assert cpu1["result"] == "met" and cpu1["measured"] == pytest.approx(1.5e6 / 93000)
+    assert goals["POST ≥ hummingbird-light (change sets/s)"]["result"] == "not measured"
+    text = suite.goals_table(list(goals.values()))
+    assert "| POST, 32 scopes, server CPU ≤ 40 µs per change set | 45.0 µs | missed | -12 % |" in text
+
+
+def test_the_write_rows_ask_the_bench_for_one_scope_and_for_32(jetstream_bin, tmp_path):
+    stub = tmp_path / "bench"
+    stub.write_text("#!/usr/bin/env python3\nimport json, sys\n"
+                    "open(sys.argv[0] + '.args', 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+                    "print(json.dumps({'mode': sys.argv[1], 'requests': 3, 'succeeded': 3, 'requestsPerSecond': 3,"
+                    " 'statuses': {'200': 3}, 'errors': 0, 'latencyMs': {'p50': 1, 'p99': 2}}))\n")
+    stub.chmod(0o755)
+    code = suite.main(["--no-build", "--jetstream", str(jetstream_bin), "--only", "post,post-32",
+                       "--targets", "gateway", "--duration", "1", "--bench-override", str(stub),
+                       "--results-dir", str(tmp_path / "results")])
+    assert code == 0
+    writes = [line.split() for line in (tmp_path / "bench.args").read_text().splitlines()]
+    assert [w[0] for w in writes] == ["write", "write"]
+    assert [w[w.index("--scopes") + 1] for w in writes] == ["1", "32"]
+    assert all(w[w.index("--connections") + 1] == "32" for w in writes)
 
 
 def test_the_light_target_starts_the_reference_with_the_light_flag(tmp_path):
