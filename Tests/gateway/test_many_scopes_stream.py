@@ -230,8 +230,8 @@ def test_snapshots_come_first_in_the_order_given_then_live_change_sets(api, serv
     with SSEStream(server.url, many_path(order)) as stream:
         assert stream.status == 200
         assert stream.headers["content-type"].split(";")[0].strip() == "text/event-stream"
-        assert stream.retry_before_first_event and stream.retry > 0
         snapshots = stream.take(3)
+        assert stream.retry_before_first_event and stream.retry > 0
         assert [e.type for e in snapshots] == ["snapshot"] * 3
         assert [data_of(e) for e in snapshots] == [tagged(n, states[n]) for n in order]
         for count, event in enumerate(snapshots, start=1):

@@ -2,7 +2,7 @@ import SocketLoop
 import Synchronization
 
 /// An open Server-Sent Events response. Every method is safe from any thread: work hops to the
-/// stream's loop, in call order. The stream ends when ``close()`` is called, the peer goes away,
+/// stream's loop, in call order, even when called on the loop itself (see ``sendEncoded(_:)``). The stream ends when ``close()`` is called, the peer goes away,
 /// it falls too far behind (more unsent bytes than the configured cap), or the server shuts down;
 /// then the ``onClose(_:)`` callbacks run once, on the loop thread.
 ///
@@ -39,8 +39,13 @@ public final class EventStream: Sendable {
     }
 
     /// Writes an event encoded once (for example by ``EventBroadcaster``) without copying it.
+    ///
+    /// Always queued, even on the loop thread: an event another thread sent a moment earlier may
+    /// still wait in the loop's queue, and writing this one at once would put it first. A stream
+    /// of several scopes gets events from every thread that commits or publishes presence, so
+    /// "at once when on the loop" sent a scope's `update` after its `leave`.
     public func sendEncoded(_ event: EncodedEvent) {
-        loop.executeOrRunNow { self.writeOnLoop(event) }
+        loop.execute { self.writeOnLoop(event) }
     }
 
     /// Writes a comment line, for example a heartbeat.
@@ -48,9 +53,10 @@ public final class EventStream: Sendable {
         sendEncoded(SSEEvent.comment(text))
     }
 
-    /// Ends the stream cleanly; the connection may serve further requests.
+    /// Ends the stream cleanly, after every event sent before; the connection may serve further
+    /// requests. Queued like ``sendEncoded(_:)``, so it never overtakes an event still queued.
     public func close() {
-        loop.executeOrRunNow { self.sink?.end() }
+        loop.execute { self.sink?.end() }
     }
 
     /// Runs `callback` once when the stream ends (at once, on this thread, if it already has).
