@@ -38,17 +38,31 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])
 
 
-def postgres_ticks() -> int:
-    """User + system ticks of every live process whose command line names postgres."""
-    total = 0
+def postgres_pids() -> list[int]:
+    """Every live PostgreSQL process: those whose command name (the executable, `comm`) is
+    `postgres`. Not the command line: the gateway's names PostgreSQL in its `--database-url`, and
+    counting it made PostgreSQL look twice as costly as it is."""
+    pids = []
     for entry in pathlib.Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            if b"postgres" in (entry / "cmdline").read_bytes():
-                total += cpu_ticks(int(entry.name))
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if stat[stat.index("(") + 1:stat.rindex(")")] == "postgres":
+            pids.append(int(entry.name))
+    return pids
+
+
+def postgres_ticks() -> int:
+    """User + system ticks of every live PostgreSQL process."""
+    total = 0
+    for pid in postgres_pids():
+        try:
+            total += cpu_ticks(pid)
         except (OSError, IndexError, ValueError):
-            pass
+            pass  # it ended meanwhile
     return total
 
 
