@@ -10,7 +10,7 @@ import Store
 /// append; `COMMIT`) without savepoints, and one refused append never aborts the others.
 enum PostgresSchema {
     /// The version this build writes; a database at a newer one is refused.
-    static let version = 3
+    static let version = 4
 
     /// Codes the write functions return (`code`, `current`).
     enum Code: Int64 {
@@ -202,6 +202,41 @@ enum PostgresSchema {
         END $$;
         """#
 
+    /// Version 4: each scope remembers how far its log was pruned (`pruned`: every change at or
+    /// below it is gone), and `write_snapshot` deletes only above it. PostgreSQL leaves a deleted
+    /// row's index entry until a vacuum, so a delete of "everything up to the base" walked every
+    /// entry pruned since the last vacuum: on a scope taking 19k change sets/s, a snapshot's prune
+    /// grew from 4 ms to 50 ms within 40 s and held up the writes queued behind it. A row from
+    /// before this version starts at 0, so its first prune still deletes the whole range.
+    static let versionFour = #"""
+        ALTER TABLE jetstream.scopes ADD COLUMN IF NOT EXISTS pruned bigint NOT NULL DEFAULT 0;
+
+        CREATE OR REPLACE FUNCTION jetstream.write_snapshot(
+            p_name text, p_version bigint, p_snapshot bytea, p_retained bigint, OUT code bigint, OUT current bigint)
+        LANGUAGE plpgsql AS $$
+        DECLARE s record; latest bigint; base bigint;
+        BEGIN
+            SELECT id, version, pruned INTO s FROM jetstream.scopes WHERE name = p_name AND NOT deleted FOR UPDATE;
+            IF NOT FOUND THEN code := 1; current := 0; RETURN; END IF;
+            current := s.version;
+            IF p_version > s.version THEN code := 6; RETURN; END IF;
+            SELECT max(version) INTO latest FROM jetstream.snapshots WHERE scope_id = s.id;
+            IF latest IS NOT NULL AND p_version < latest THEN code := 7; current := latest; RETURN; END IF;
+            INSERT INTO jetstream.snapshots (scope_id, version, payload) VALUES (s.id, p_version, p_snapshot)
+                ON CONFLICT (scope_id, version) DO UPDATE SET payload = EXCLUDED.payload;
+            SELECT max(version) INTO base FROM jetstream.snapshots
+                WHERE scope_id = s.id AND version <= s.version - p_retained;
+            IF base IS NOT NULL THEN
+                DELETE FROM jetstream.snapshots WHERE scope_id = s.id AND version < base;
+                IF base > s.pruned THEN
+                    DELETE FROM jetstream.changes WHERE scope_id = s.id AND version > s.pruned AND version <= base;
+                    UPDATE jetstream.scopes SET pruned = base WHERE id = s.id;
+                END IF;
+            END IF;
+            code := 0;
+        END $$;
+        """#
+
     /// Checks that the database holds a store this build can read, creating and changing nothing.
     static func requireExisting(_ connection: PGConnection) throws(StoreError) {
         let found = try connection.query(
@@ -249,6 +284,10 @@ enum PostgresSchema {
             if current < 3 {
                 try connection.execute(versionThree, operation: "migrate to schema version 3")
                 try connection.query("INSERT INTO jetstream.schema_version (version) VALUES (3)")
+            }
+            if current < 4 {
+                try connection.execute(versionFour, operation: "migrate to schema version 4")
+                try connection.query("INSERT INTO jetstream.schema_version (version) VALUES (4)")
             }
             try connection.execute("COMMIT", operation: "commit the migration")
         } catch {
