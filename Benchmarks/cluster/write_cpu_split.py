@@ -38,10 +38,11 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])
 
 
-def postgres_pids() -> list[int]:
-    """Every live PostgreSQL process: those whose command name (the executable, `comm`) is
-    `postgres`. Not the command line: the gateway's names PostgreSQL in its `--database-url`, and
-    counting it made PostgreSQL look twice as costly as it is."""
+def postgres_pids(postmaster: int) -> list[int]:
+    """The processes of one PostgreSQL cluster: its postmaster and the children named `postgres`.
+    By the command name (`comm`), not the command line: the gateway's names PostgreSQL in its
+    `--database-url`, and counting it made PostgreSQL look twice as costly as it is. Other
+    clusters on the machine (a test run's) are not counted."""
     pids = []
     for entry in pathlib.Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -50,15 +51,17 @@ def postgres_pids() -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        if stat[stat.index("(") + 1:stat.rindex(")")] == "postgres":
-            pids.append(int(entry.name))
+        name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 1:].split()
+        pid, parent = int(entry.name), int(rest[1])
+        if name == "postgres" and (pid == postmaster or parent == postmaster):
+            pids.append(pid)
     return pids
 
 
-def postgres_ticks() -> int:
-    """User + system ticks of every live PostgreSQL process."""
+def postgres_ticks(postmaster: int) -> int:
+    """User + system ticks of one cluster's live processes."""
     total = 0
-    for pid in postgres_pids():
+    for pid in postgres_pids(postmaster):
         try:
             total += cpu_ticks(pid)
         except (OSError, IndexError, ValueError):
@@ -94,9 +97,10 @@ def run(binary: str, postgres: PostgresCluster | None, scopes: int, duration: fl
                 raise RuntimeError("the gateway did not become ready")
             time.sleep(0.1)
         bench(binary, url, scopes, 1)  # warm-up; creates the scopes
-        gateway_before, postgres_before = cpu_ticks(server.pid), postgres_ticks() if postgres else 0
+        postmaster = int((postgres.data / "postmaster.pid").read_text().split()[0]) if postgres else 0
+        gateway_before, postgres_before = cpu_ticks(server.pid), postgres_ticks(postmaster) if postgres else 0
         result = bench(binary, url, scopes, duration)
-        gateway_after, postgres_after = cpu_ticks(server.pid), postgres_ticks() if postgres else 0
+        gateway_after, postgres_after = cpu_ticks(server.pid), postgres_ticks(postmaster) if postgres else 0
     finally:
         server.terminate()
         server.wait(timeout=60)

@@ -746,9 +746,10 @@ def headline(row: dict) -> float | None:
 def cpu_per_request(row: dict) -> float | None:
     """The server's CPU time per answered request in µs (get and the write workloads)."""
     requests = (row.get("bench") or {}).get("requests")
-    if row.get("status", "ok") != "ok" or not requests:
+    cpu = (row.get("server") or {}).get("cpuSeconds")
+    if row.get("status", "ok") != "ok" or not requests or cpu is None:
         return None
-    return (row.get("server") or {}).get("cpuSeconds", 0) * 1e6 / requests
+    return cpu * 1e6 / requests
 
 
 def cell(row: dict | None) -> str:
@@ -761,10 +762,10 @@ def cell(row: dict | None) -> str:
     server = row.get("server") or {}
     res = f"CPU {server.get('cpuSeconds', 0):.1f} s, peak RSS {server.get('peakRssKiB', 0) / 1024:.0f} MiB"
     lat = bench.get("latencyMs") or {}
-    if w in REQUEST_WORKLOADS and bench.get("requests"):
+    per_request = cpu_per_request(row) if w in REQUEST_WORKLOADS else None
+    if per_request is not None:
         # Server CPU per request: on 2 shared cores the load generator's own cost compresses the
         # throughput ratios, so this is the figure that compares the servers' work directly.
-        per_request = cpu_per_request(row)
         res = f"CPU {server.get('cpuSeconds', 0):.1f} s = {per_request:.1f} µs/request, peak RSS " \
               f"{server.get('peakRssKiB', 0) / 1024:.0f} MiB"
     if w == "get":

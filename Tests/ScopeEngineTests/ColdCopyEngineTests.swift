@@ -103,9 +103,16 @@ import Testing
         let last = try await nodes.renameOnWriter(3)
         #expect(try await nodes.waitForAnnouncement(of: last))
         let recorder = Recorder()
-        nodes.engines[1].subscribe(recorder, to: try nodes.handle(1), from: .fresh)
+        // Registered only once the copy caught up and the subscriber has its snapshot: a stream
+        // of several scopes subscribes the next one then, so its snapshots keep their order.
+        let seenWhenRegistered = Mutex<[Recorder.Received]?>(nil)
+        nodes.engines[1].subscribe(recorder, to: try nodes.handle(1), from: .fresh) {
+            seenWhenRegistered.withLock { $0 = recorder.received }
+        }
         #expect(await recorder.waitFor(count: 1, timeout: .seconds(20)))
         #expect(recorder.received.first == Recorder.Received(kind: .snapshot, version: last))
+        #expect(await waitUntil(timeout: .seconds(20)) { seenWhenRegistered.withLock { $0 } != nil })
+        #expect(seenWhenRegistered.withLock { $0 } == [Recorder.Received(kind: .snapshot, version: last)])
         // Followed now: node 0's next versions arrive without any request on node 1.
         let later = try await nodes.renameOnWriter(2, from: 3)
         #expect(await waitUntil(timeout: .seconds(20)) { recorder.changesetVersions == [last + 1, later] })

@@ -235,6 +235,7 @@ enum PostgresSchema {
             END IF;
             code := 0;
         END $$;
+
         """#
 
     /// Checks that the database holds a store this build can read, creating and changing nothing.

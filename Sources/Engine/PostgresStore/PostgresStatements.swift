@@ -40,14 +40,16 @@ enum PostgresStatements {
     /// Its own transaction after the data commit, without waiting for its own WAL flush (a hint).
     static let notify = PGStatement(
         "js_notify", "SELECT set_config('synchronous_commit', 'off', true), pg_notify('\(channel)', $1)", types: [text])
+    /// Every scope's log up to its retention base, above its prune mark (schema version 4).
     static let retention = PGStatement(
         "js_retention",
         """
         WITH bounds AS (
-            SELECT s.id, (SELECT max(version) FROM jetstream.snapshots
+            SELECT s.id, s.pruned, (SELECT max(version) FROM jetstream.snapshots
                           WHERE scope_id = s.id AND version <= s.version - $1) AS bound
             FROM jetstream.scopes s WHERE NOT s.deleted)
-        DELETE FROM jetstream.changes c USING bounds b WHERE c.scope_id = b.id AND c.version <= b.bound
+        DELETE FROM jetstream.changes c USING bounds b
+        WHERE c.scope_id = b.id AND c.version > b.pruned AND c.version <= b.bound
         """, types: [int8])
     static let expireKeys = PGStatement(
         "js_expire_keys", "DELETE FROM jetstream.idempotency WHERE created_at < $1", types: [int8])

@@ -14,10 +14,18 @@ extension ScopeEngine {
     /// resume point is older than the memory buffer, the store is read first (outside the lock)
     /// and joined to the buffer under it (``ScopeResume``).
     ///
+    /// `registered` runs once the subscriber has its catch-up and is registered (or has heard
+    /// why not): at once, or later when a copy behind the shared store catches up first. A
+    /// subscriber of several scopes waits for it before the next scope, so its snapshots come in
+    /// its order.
+    ///
     /// ```swift
     /// engine.subscribe(recorder, to: handle, from: ResumePoint(lastEventID: "41"))
     /// ```
-    public func subscribe(_ subscriber: any ScopeSubscriber, to handle: ScopeHandle, from point: ResumePoint) {
+    public func subscribe(
+        _ subscriber: any ScopeSubscriber, to handle: ScopeHandle, from point: ResumePoint,
+        registered: (@Sendable () -> Void)? = nil
+    ) {
         // A resume point ahead of this copy, on a shared store: another node served versions this
         // one has not read yet (their notice may still be on its way). They are read first, or the
         // subscriber would get a `reset` back to an older state.
@@ -29,6 +37,7 @@ extension ScopeEngine {
         // the store's latest state rather than replaying what nobody here has read.
         if aheadOfCopy || (handle.lagsStore && handle.subscriberCount == 0) {
             Task {
+                defer { registered?() }
                 let caughtUp = await aheadOfCopy ? catchUpReading(handle.name) : currentReading(handle)
                 guard caughtUp.read else {
                     // The store did not answer: this copy cannot serve the point exactly. The
@@ -47,6 +56,7 @@ extension ScopeEngine {
             return
         }
         register(subscriber, to: handle, from: point)
+        registered?()
     }
 
     private func register(_ subscriber: any ScopeSubscriber, to handle: ScopeHandle, from point: ResumePoint) {

@@ -54,12 +54,23 @@ extension Gateway {
                         many.release()
                     }
                 }
-                for (member, scope) in zip(members, scopes) {
-                    engine.subscribe(member, to: scope.handle, from: scope.point)
-                }
-                many.start()
+                Self.subscribeInOrder(
+                    zip(members, scopes).map { ($0, $1.handle, $1.point) }[...], engine: engine, then: many.start)
                 return .streamOpened
             }
+        }
+    }
+
+    /// Subscribes each member to its scope, the next one only once the one before is registered
+    /// (a copy behind the shared store catches up first, later), then runs `then`: the snapshots
+    /// go out in the order the scopes were asked for.
+    static func subscribeInOrder(
+        _ pending: ArraySlice<(ManyScopesStream.Member, ScopeHandle, ResumePoint)>, engine: ScopeEngine,
+        then: @escaping @Sendable () -> Void
+    ) {
+        guard let (member, handle, point) = pending.first else { return then() }
+        engine.subscribe(member, to: handle, from: point) {
+            subscribeInOrder(pending.dropFirst(), engine: engine, then: then)
         }
     }
 

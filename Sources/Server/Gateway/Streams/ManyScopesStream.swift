@@ -109,7 +109,7 @@ final class ManyScopesStream: Sendable {
             state.live[index] = false
             return !state.live.contains(true)
         }
-        if last { stream.loop.execute { [stream] in stream.close() } }
+        if last { stream.close() }
     }
 
     /// One scope of the stream, as the engine's subscriber of that scope.

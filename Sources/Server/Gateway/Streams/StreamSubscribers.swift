@@ -15,8 +15,10 @@ final class StreamSubscriber: ScopeSubscriber {
         stream.sendEncoded(SSEFrame.frame(event))
     }
 
+    /// `close()` is queued behind every event sent before it, once: what is published after
+    /// the end is not written.
     func end() {
-        stream.loop.execute { [stream] in stream.close() }
+        stream.close()
     }
 
     var hasLeft: Bool { stream.isClosed }

@@ -105,7 +105,7 @@ public final class EventBroadcaster: Sendable {
         for group in groups {
             // Queued like broadcasts, so a last event broadcast before the close is written first.
             group.loop.execute {
-                for stream in Array(group.streams.values) { stream.close() }
+                for stream in Array(group.streams.values) { stream.endOnLoop() }
             }
         }
     }

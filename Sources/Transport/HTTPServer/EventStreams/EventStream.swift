@@ -2,9 +2,10 @@ import SocketLoop
 import Synchronization
 
 /// An open Server-Sent Events response. Every method is safe from any thread: work hops to the
-/// stream's loop, in call order, even when called on the loop itself (see ``sendEncoded(_:)``). The stream ends when ``close()`` is called, the peer goes away,
-/// it falls too far behind (more unsent bytes than the configured cap), or the server shuts down;
-/// then the ``onClose(_:)`` callbacks run once, on the loop thread.
+/// stream's loop, in call order, even when called on the loop itself (see ``sendEncoded(_:)``).
+/// The stream ends when ``close()`` is called, the peer goes away, it falls too far behind (more
+/// unsent bytes than the configured cap), or the server shuts down; then the ``onClose(_:)``
+/// callbacks run once, on the loop thread.
 ///
 /// ```swift
 /// router.get("/events") { request, context in
@@ -72,6 +73,12 @@ public final class EventStream: Sendable {
 
     func writeOnLoop(_ event: EncodedEvent) {
         sink?.write(event)
+    }
+
+    /// Ends the stream now; for work already running on the loop in the right place of the queue
+    /// (``close()`` would queue the end behind what is queued meanwhile).
+    func endOnLoop() {
+        sink?.end()
     }
 
     func attach(_ sink: any EventStreamSink) {
