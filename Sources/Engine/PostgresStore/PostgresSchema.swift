@@ -235,7 +235,6 @@ enum PostgresSchema {
             END IF;
             code := 0;
         END $$;
-
         """#
 
     /// Checks that the database holds a store this build can read, creating and changing nothing.
